@@ -1,0 +1,137 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// Strict settings, as Hummingbird builds itself.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "habitsync-server",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "habitsync-server", targets: ["habitsync-server"]),
+    ],
+    dependencies: [
+        // Traits off: we use neither swift-configuration nor the FullFoundation extras,
+        // and each trait adds build time on 2 cores.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // 4.x: jwt-kit 5 needs it (see ../shared/notes); used here for migration checksums.
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+    ],
+    targets: [
+        // libpq's C API, and nothing else.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        // The PostgreSQL client: connections, pool, queries, rows, errors. Knows nothing about habits.
+        .target(
+            name: "LibPQClient",
+            dependencies: [
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // A private PostgreSQL cluster run from the installed server binaries.
+        .target(
+            name: "EmbeddedPostgres",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Versioned SQL files, checksums, the advisory lock, the history table.
+        .target(
+            name: "Migrations",
+            dependencies: [
+                "LibPQClient",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // HTTP: decode, authorise, call the store, encode. Health, readiness, metrics.
+        .target(
+            name: "HabitSyncServer",
+            dependencies: [
+                "LibPQClient",
+                "Migrations",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The command line: parse arguments, resolve configuration, call the layers.
+        .target(
+            name: "HabitSyncCLI",
+            dependencies: [
+                "LibPQClient",
+                "Migrations",
+                "EmbeddedPostgres",
+                "HabitSyncServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "habitsync-server",
+            dependencies: ["HabitSyncCLI"],
+            swiftSettings: strictSettings
+        ),
+        // Shared test helpers: a throwaway PostgreSQL cluster, fresh migrated databases, HTTP.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "LibPQClient",
+                "Migrations",
+                "EmbeddedPostgres",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/TestSupport",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "LibPQClientTests",
+            dependencies: ["LibPQClient", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "MigrationsTests",
+            dependencies: ["Migrations", "LibPQClient", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SchemaTests",
+            dependencies: ["LibPQClient", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "HabitSyncServer", "HabitSyncCLI", "habitsync-server", "LibPQClient", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

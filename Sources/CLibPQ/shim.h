@@ -1,0 +1,19 @@
+#ifndef CLIBPQ_SHIM_H
+#define CLIBPQ_SHIM_H
+
+#include <libpq-fe.h>
+#include <poll.h>
+
+// libpq's error-field codes are character macros, which Swift cannot import.
+static const int CLIBPQ_DIAG_SEVERITY_NONLOCALIZED = PG_DIAG_SEVERITY_NONLOCALIZED;
+static const int CLIBPQ_DIAG_SQLSTATE = PG_DIAG_SQLSTATE;
+static const int CLIBPQ_DIAG_MESSAGE_PRIMARY = PG_DIAG_MESSAGE_PRIMARY;
+static const int CLIBPQ_DIAG_MESSAGE_DETAIL = PG_DIAG_MESSAGE_DETAIL;
+static const int CLIBPQ_DIAG_MESSAGE_HINT = PG_DIAG_MESSAGE_HINT;
+static const int CLIBPQ_DIAG_STATEMENT_POSITION = PG_DIAG_STATEMENT_POSITION;
+static const int CLIBPQ_DIAG_SCHEMA_NAME = PG_DIAG_SCHEMA_NAME;
+static const int CLIBPQ_DIAG_TABLE_NAME = PG_DIAG_TABLE_NAME;
+static const int CLIBPQ_DIAG_COLUMN_NAME = PG_DIAG_COLUMN_NAME;
+static const int CLIBPQ_DIAG_CONSTRAINT_NAME = PG_DIAG_CONSTRAINT_NAME;
+
+#endif

@@ -1,0 +1,52 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a program to completion with `posix_spawn` and `waitpid`, its output captured in a
+/// temporary file. Foundation's `Process` waits for its output pipes to close, which never
+/// happens when the program leaves a daemon behind (as `pg_ctl start` does).
+enum ChildProcess {
+    struct Outcome {
+        let status: Int32
+        let output: String
+    }
+
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String], directory: URL) throws -> Outcome {
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("habitsync-\(UUID().uuidString).out").path
+        let outputDescriptor = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard outputDescriptor >= 0 else { throw EmbeddedPostgresError("could not create \(outputPath)") }
+        defer {
+            close(outputDescriptor)
+            unlink(outputPath)
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, outputDescriptor, 1)
+        posix_spawn_file_actions_adddup2(&actions, outputDescriptor, 2)
+
+        // `env -C` sets the child's working directory (posix_spawn's addchdir is not importable).
+        let argv = (["/usr/bin/env", "-C", directory.path, executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/usr/bin/env", &actions, nil, argv, envp)
+        guard spawned == 0 else {
+            throw EmbeddedPostgresError("could not start \(executable): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw EmbeddedPostgresError("waiting for \(executable) failed") }
+        }
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        // WIFEXITED / WEXITSTATUS are macros Swift cannot import.
+        let exitStatus: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return Outcome(status: exitStatus, output: output)
+    }
+}

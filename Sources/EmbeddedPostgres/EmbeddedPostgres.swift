@@ -1,0 +1,233 @@
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private PostgreSQL cluster in a folder of its own (by default `./.habitsync/postgres`),
+/// created on first use with the installed server binaries, listening on a loopback port only,
+/// and stopped again by whoever started it.
+///
+/// PostgreSQL refuses to run as root, so when this process is root the cluster belongs to, and
+/// runs as, the unprivileged `postgres` user.
+public final class EmbeddedPostgres: Sendable {
+    public struct Configuration: Sendable {
+        /// The cluster's folder: `data/` (PGDATA), `run/` (socket), the superuser password.
+        public var directory: URL
+        public var databaseName: String
+        public var superuser: String
+        /// Off for throwaway test clusters: no fsync, nothing survives a crash, much faster.
+        public var durable: Bool
+        /// The OS user that owns and runs the cluster when this process is root.
+        public var osUserWhenRoot: String
+
+        public init(directory: URL, databaseName: String = "habitsync", superuser: String = "habitsync", durable: Bool = true, osUserWhenRoot: String = "postgres") {
+            self.directory = directory
+            self.databaseName = databaseName
+            self.superuser = superuser
+            self.durable = durable
+            self.osUserWhenRoot = osUserWhenRoot
+        }
+    }
+
+    public let configuration: Configuration
+    public let binaries: PostgresBinaries
+    private let logger: Logger
+
+    private var dataDirectory: URL { configuration.directory.appendingPathComponent("data") }
+    private var socketDirectory: URL { configuration.directory.appendingPathComponent("run") }
+    private var passwordFile: URL { configuration.directory.appendingPathComponent("superuser.password") }
+    private var logFile: URL { configuration.directory.appendingPathComponent("postgres.log") }
+
+    public init(configuration: Configuration, logger: Logger) throws {
+        self.configuration = configuration
+        self.binaries = try PostgresBinaries.locate()
+        self.logger = logger
+    }
+
+    /// A running cluster: how to connect, and whether this process started it (and so stops it).
+    public struct Running: Sendable {
+        public let connectionString: String
+        public let port: Int
+        public let startedHere: Bool
+    }
+
+    /// Creates the cluster if needed and starts it, or attaches to it when another process of
+    /// ours already runs it.
+    public func start() throws -> Running {
+        try prepareDirectories()
+        if !FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) {
+            try initialise()
+        }
+        let password = try String(contentsOf: passwordFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        if let port = runningPort() {
+            logger.info("attaching to the embedded PostgreSQL that is already running", metadata: ["port": "\(port)"])
+            return Running(connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: false)
+        }
+        let port = try Self.freeLoopbackPort()
+        try writeServerSettings(port: port)
+        logger.info("starting the embedded PostgreSQL", metadata: ["directory": "\(configuration.directory.path)", "port": "\(port)"])
+        try run(binaries.path("pg_ctl"), ["-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "120", "start"], asClusterOwner: true)
+        try ensureDatabase(port: port, password: password)
+        return Running(connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: true)
+    }
+
+    /// Stops the cluster (fast shutdown: open sessions are disconnected).
+    public func stop() {
+        guard runningPort() != nil else { return }
+        do {
+            try run(binaries.path("pg_ctl"), ["-D", dataDirectory.path, "-m", "fast", "-w", "-t", "60", "stop"], asClusterOwner: true)
+            logger.info("stopped the embedded PostgreSQL")
+        } catch {
+            logger.warning("could not stop the embedded PostgreSQL", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The port of the cluster's running postmaster, if one runs (from `postmaster.pid`).
+    public func runningPort() -> Int? {
+        let pidFile = dataDirectory.appendingPathComponent("postmaster.pid")
+        guard let text = try? String(contentsOf: pidFile, encoding: .utf8) else { return nil }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count > 3, let pid = Int32(lines[0]), let port = Int(lines[3]) else { return nil }
+        guard kill(pid, 0) == 0 || errno == EPERM else { return nil }
+        return port
+    }
+
+    // MARK: - Setup
+
+    private var runningAsRoot: Bool { geteuid() == 0 }
+
+    private func prepareDirectories() throws {
+        let fileManager = FileManager.default
+        try fileManager.createDirectory(at: configuration.directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        for directory in [dataDirectory, socketDirectory] where !fileManager.fileExists(atPath: directory.path) {
+            try fileManager.createDirectory(at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        }
+        if runningAsRoot {
+            guard let account = getpwnam(configuration.osUserWhenRoot) else {
+                throw EmbeddedPostgresError("PostgreSQL refuses to run as root and there is no '\(configuration.osUserWhenRoot)' user to run it as; install the postgresql package or set DATABASE_URL")
+            }
+            for directory in [dataDirectory, socketDirectory] {
+                guard chown(directory.path, account.pointee.pw_uid, account.pointee.pw_gid) == 0 else {
+                    throw EmbeddedPostgresError("could not hand \(directory.path) to the '\(configuration.osUserWhenRoot)' user (errno \(errno))")
+                }
+            }
+            if !FileManager.default.fileExists(atPath: logFile.path) {
+                _ = FileManager.default.createFile(atPath: logFile.path, contents: nil, attributes: [.posixPermissions: 0o640])
+            }
+            _ = chown(logFile.path, account.pointee.pw_uid, account.pointee.pw_gid)
+        }
+    }
+
+    private func initialise() throws {
+        let password = Self.randomHex(bytes: 24)
+        // initdb reads the password from a file the cluster's user can read; it is removed at once.
+        let initialPasswordFile = socketDirectory.appendingPathComponent("initdb.password")
+        try password.write(to: initialPasswordFile, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: initialPasswordFile) }
+        if runningAsRoot, let account = getpwnam(configuration.osUserWhenRoot) {
+            _ = chown(initialPasswordFile.path, account.pointee.pw_uid, account.pointee.pw_gid)
+        }
+        _ = chmod(initialPasswordFile.path, 0o600)
+        logger.info("creating the embedded PostgreSQL cluster", metadata: ["directory": "\(dataDirectory.path)"])
+        try run(binaries.path("initdb"), [
+            "-D", dataDirectory.path, "-U", configuration.superuser, "--auth=scram-sha-256",
+            "--pwfile=\(initialPasswordFile.path)", "--locale=C.UTF-8", "--encoding=UTF8",
+        ] + (configuration.durable ? [] : ["--no-sync"]), asClusterOwner: true)
+        // The settings that change per start (the port) live in a file of ours.
+        let include = "\n# habitsync-server: port, sockets and tuning for the embedded cluster\ninclude_if_exists = 'habitsync.conf'\n"
+        let handle = try FileHandle(forWritingTo: dataDirectory.appendingPathComponent("postgresql.conf"))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(include.utf8))
+        try handle.close()
+        _ = FileManager.default.createFile(atPath: passwordFile.path, contents: Data(password.utf8), attributes: [.posixPermissions: 0o600])
+    }
+
+    private func writeServerSettings(port: Int) throws {
+        var settings = """
+            listen_addresses = '127.0.0.1'
+            port = \(port)
+            unix_socket_directories = '\(socketDirectory.path.replacingOccurrences(of: "'", with: "''"))'
+            max_connections = 200
+            shared_buffers = '128MB'
+            max_locks_per_transaction = 256
+
+            """
+        if !configuration.durable {
+            settings += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
+        }
+        let file = dataDirectory.appendingPathComponent("habitsync.conf")
+        try settings.write(to: file, atomically: false, encoding: .utf8)
+        if runningAsRoot, let account = getpwnam(configuration.osUserWhenRoot) {
+            _ = chown(file.path, account.pointee.pw_uid, account.pointee.pw_gid)
+        }
+    }
+
+    private func ensureDatabase(port: Int, password: String) throws {
+        let psql = binaries.path("psql")
+        let exists = try run(psql, [
+            "-X", "-A", "-t", "-h", "127.0.0.1", "-p", String(port), "-U", configuration.superuser, "-d", "postgres",
+            "-c", "SELECT 1 FROM pg_database WHERE datname = '\(configuration.databaseName.replacingOccurrences(of: "'", with: "''"))'",
+        ], asClusterOwner: false, environment: ["PGPASSWORD": password])
+        if exists.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return }
+        try run(binaries.path("createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", configuration.superuser, configuration.databaseName],
+                asClusterOwner: false, environment: ["PGPASSWORD": password])
+    }
+
+    private func connectionString(port: Int, password: String, database: String) -> String {
+        // Hex password and fixed names: nothing here needs quoting.
+        "host=127.0.0.1 port=\(port) user=\(configuration.superuser) password=\(password) dbname=\(database)"
+    }
+
+    // MARK: - Processes
+
+    @discardableResult
+    private func run(_ executable: String, _ arguments: [String], asClusterOwner: Bool, environment: [String: String] = [:]) throws -> String {
+        var program = executable
+        var argv = arguments
+        if asClusterOwner && runningAsRoot {
+            program = FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") ? "/usr/sbin/runuser" : "/sbin/runuser"
+            argv = ["-u", configuration.osUserWhenRoot, "--", executable] + arguments
+        }
+        var env = ProcessInfo.processInfo.environment
+        env["LC_ALL"] = "C.UTF-8"
+        env["LANG"] = "C.UTF-8"
+        for (key, value) in environment { env[key] = value }
+        // runuser keeps the working directory, which the cluster's user must be able to enter.
+        let outcome = try ChildProcess.run(program, argv, environment: env, directory: configuration.directory)
+        guard outcome.status == 0 else {
+            let name = URL(fileURLWithPath: executable).lastPathComponent
+            var message = "\(name) failed with status \(outcome.status): \(outcome.output)"
+            if name == "pg_ctl", let log = try? String(contentsOf: logFile, encoding: .utf8) {
+                message += "\nlast lines of \(logFile.path):\n" + log.split(separator: "\n").suffix(10).joined(separator: "\n")
+            }
+            throw EmbeddedPostgresError(message)
+        }
+        return outcome.output
+    }
+
+    static func freeLoopbackPort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw EmbeddedPostgresError("could not open a socket to find a free port") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw EmbeddedPostgresError("could not bind a loopback port") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func randomHex(bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+}

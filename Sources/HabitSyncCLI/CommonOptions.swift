@@ -1,0 +1,104 @@
+import ArgumentParser
+import EmbeddedPostgres
+import Foundation
+import HabitSyncServer
+import LibPQClient
+import Logging
+import Migrations
+import Synchronization
+
+/// Options every command shares: where the database is, where the migrations are, logging.
+struct CommonOptions: ParsableArguments {
+    @Option(name: .customLong("database-url"), help: ArgumentHelp(
+        "PostgreSQL connection URI or conninfo. Env: DATABASE_URL. Default: the embedded database under --data-dir.",
+        valueName: "url"))
+    var databaseURL: String?
+
+    @Option(name: .customLong("data-dir"), help: ArgumentHelp(
+        "Folder of the embedded database, used when no database URL is set. Env: HABITSYNC_DATA_DIR. Default: ./.habitsync",
+        valueName: "path"))
+    var dataDirectory: String?
+
+    @Option(name: .customLong("migrations-dir"), help: ArgumentHelp(
+        "Folder of the SQL migrations. Env: HABITSYNC_MIGRATIONS_DIR. Default: the migrations folder shipped beside the binary, else ./migrations.",
+        valueName: "path"))
+    var migrationsDirectory: String?
+
+    @Option(name: .customLong("log-level"), help: ArgumentHelp(
+        "trace, debug, info, notice, warning, error or critical. Env: HABITSYNC_LOG_LEVEL. Default: info.", valueName: "level"))
+    var logLevel: String?
+
+    @Option(name: .customLong("log-format"), help: ArgumentHelp(
+        "json or logfmt. Env: HABITSYNC_LOG_FORMAT. Default: json.", valueName: "format"))
+    var logFormat: String?
+
+    @Option(name: .customLong("migration-lock-timeout"), help: ArgumentHelp(
+        "lock_timeout for migration statements, e.g. 10s. Env: HABITSYNC_MIGRATION_LOCK_TIMEOUT. Default: 10s.", valueName: "duration"))
+    var migrationLockTimeout: String?
+
+    func makeLogger(label: String = "habitsync") throws -> Logger {
+        let level = try ConfigurationValue.resolve(
+            flag: logLevel, flagName: "log-level", environmentVariable: "HABITSYNC_LOG_LEVEL", default: Logger.Level.info,
+            rule: "must be one of trace, debug, info, notice, warning, error, critical", parse: { Logger.Level(rawValue: $0) })
+        let format = try ConfigurationValue.resolve(
+            flag: logFormat, flagName: "log-format", environmentVariable: "HABITSYNC_LOG_FORMAT", default: StructuredLogHandler.Format.json,
+            rule: "must be json or logfmt", parse: { StructuredLogHandler.Format(rawValue: $0) })
+        LoggingBootstrap.once(format: format, level: level)
+        var logger = Logger(label: label)
+        logger.logLevel = level
+        return logger
+    }
+
+    func migrationDirectory() throws -> MigrationDirectory {
+        let explicit = migrationsDirectory ?? ConfigurationValue.environment["HABITSYNC_MIGRATIONS_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        let url = explicit.map { URL(fileURLWithPath: $0) } ?? MigrationDirectory.defaultLocation()
+        return try MigrationDirectory(url: url)
+    }
+
+    func migrationOptions() throws -> MigrationRunner.Options {
+        let lockTimeout = try ConfigurationValue.resolve(
+            flag: migrationLockTimeout, flagName: "migration-lock-timeout", environmentVariable: "HABITSYNC_MIGRATION_LOCK_TIMEOUT",
+            default: Duration.seconds(10), rule: "must be a positive duration such as 10s or 500ms", parse: ConfigurationValue.duration)
+        return MigrationRunner.Options(lockTimeout: lockTimeout)
+    }
+
+    /// Connects to `DATABASE_URL`, or starts (or attaches to) the embedded cluster.
+    func openDatabase(logger: Logger) throws -> DatabaseLocation {
+        let url = databaseURL ?? ConfigurationValue.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        if let url {
+            do {
+                try PGConnectionConfiguration.validate(url)
+            } catch {
+                throw ValidationError("DATABASE_URL / --database-url is not a valid PostgreSQL connection string: \(error.message)")
+            }
+            return DatabaseLocation(connectionString: url, embedded: nil)
+        }
+        let dataDirectory = self.dataDirectory ?? ConfigurationValue.environment["HABITSYNC_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? ".habitsync"
+        let root = URL(fileURLWithPath: dataDirectory, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+            .standardizedFileURL.appendingPathComponent("postgres")
+        let embedded = try EmbeddedPostgres(configuration: .init(directory: root), logger: logger)
+        let running = try embedded.start()
+        return DatabaseLocation(connectionString: running.connectionString, embedded: running.startedHere ? embedded : nil)
+    }
+}
+
+/// Where the database is; stops the embedded cluster if this process started it.
+struct DatabaseLocation {
+    let connectionString: String
+    let embedded: EmbeddedPostgres?
+
+    func close() { embedded?.stop() }
+}
+
+/// swift-log's bootstrap may run once per process; tests run several commands in one.
+enum LoggingBootstrap {
+    private static let bootstrapped = Mutex(false)
+
+    static func once(format: StructuredLogHandler.Format, level: Logger.Level) {
+        bootstrapped.withLock { done in
+            guard !done else { return }
+            done = true
+            LoggingSystem.bootstrap { label in StructuredLogHandler(label: label, format: format, level: level) }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+import ArgumentParser
+
+/// `habitsync-server`: one binary for ops (serve), admins (migrate) and development.
+public struct HabitSyncCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "habitsync-server",
+        abstract: "Sync server for local-first habit, focus and mindful-usage apps, on PostgreSQL.",
+        discussion: """
+            Settings come from flags, then environment variables (DATABASE_URL, HABITSYNC_*), then defaults.
+            Without DATABASE_URL every command uses an embedded PostgreSQL cluster under ./.habitsync/postgres,
+            started for the command and stopped when it ends.
+            """,
+        subcommands: [ServeCommand.self, MigrateCommand.self]
+    )
+
+    public init() {}
+}

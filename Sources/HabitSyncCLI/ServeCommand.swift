@@ -1,0 +1,160 @@
+import ArgumentParser
+import Foundation
+import HabitSyncServer
+import LibPQClient
+import Logging
+import Migrations
+import ServiceLifecycle
+import UnixSignals
+
+/// `habitsync-server serve`: migrate (per --migrate), then serve HTTP until SIGTERM/SIGINT.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Apply pending migrations (per --migrate) and serve the sync API until SIGTERM or SIGINT.")
+
+    enum MigrateMode: String, ExpressibleByArgument, CaseIterable {
+        case auto, check, off
+    }
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(help: ArgumentHelp("Address to listen on. Env: HABITSYNC_HOST. Default: 127.0.0.1.", valueName: "host"))
+    var host: String?
+
+    @Option(help: ArgumentHelp("Port to listen on (0 picks a free one). Env: HABITSYNC_PORT. Default: 8080.", valueName: "port"))
+    var port: String?
+
+    @Option(help: ArgumentHelp(
+        "auto applies pending migrations first; check refuses to start while any are pending; off skips both. Env: HABITSYNC_MIGRATE. Default: auto.",
+        valueName: "mode"))
+    var migrate: String?
+
+    @Option(name: .customLong("pool-size"), help: ArgumentHelp("Database connections for requests. Env: HABITSYNC_POOL_SIZE. Default: 10.", valueName: "n"))
+    var poolSize: String?
+
+    @Option(name: .customLong("statement-timeout"), help: ArgumentHelp(
+        "Statement timeout of each request's transaction. Env: HABITSYNC_STATEMENT_TIMEOUT. Default: 5s.", valueName: "duration"))
+    var statementTimeout: String?
+
+    @Option(name: .customLong("drain-timeout"), help: ArgumentHelp(
+        "On SIGTERM, how long in-flight requests may take before they are cut off. Env: HABITSYNC_DRAIN_TIMEOUT. Default: 25s.",
+        valueName: "duration"))
+    var drainTimeout: String?
+
+    @Option(name: .customLong("request-role"), help: ArgumentHelp(
+        "Database role requests run as (SET ROLE); it must not own the tables. Env: HABITSYNC_REQUEST_ROLE. Default: habitsync_app.",
+        valueName: "role"))
+    var requestRole: String?
+
+    struct Settings {
+        var server: ServerConfiguration
+        var migrate: MigrateMode
+        var poolSize: Int
+        var drainTimeout: Duration
+        var requestRole: String
+    }
+
+    /// Every setting resolved and checked before anything starts.
+    func resolveSettings() throws -> Settings {
+        let host = try ConfigurationValue.resolve(
+            flag: host, flagName: "host", environmentVariable: "HABITSYNC_HOST", default: "127.0.0.1",
+            rule: "must be a host name or IP address", parse: { $0.isEmpty || $0.contains(" ") ? nil : $0 })
+        let port = try ConfigurationValue.resolve(
+            flag: port, flagName: "port", environmentVariable: "HABITSYNC_PORT", default: 8080,
+            rule: "must be a port number from 0 to 65535", parse: ConfigurationValue.port)
+        let migrate = try ConfigurationValue.resolve(
+            flag: migrate, flagName: "migrate", environmentVariable: "HABITSYNC_MIGRATE", default: MigrateMode.auto,
+            rule: "must be auto, check or off", parse: { MigrateMode(rawValue: $0) })
+        let poolSize = try ConfigurationValue.resolve(
+            flag: poolSize, flagName: "pool-size", environmentVariable: "HABITSYNC_POOL_SIZE", default: 10,
+            rule: "must be a whole number from 1 to 500", parse: { ConfigurationValue.positiveInt($0).flatMap { $0 <= 500 ? $0 : nil } })
+        let statementTimeout = try ConfigurationValue.resolve(
+            flag: statementTimeout, flagName: "statement-timeout", environmentVariable: "HABITSYNC_STATEMENT_TIMEOUT",
+            default: Duration.seconds(5), rule: "must be a positive duration such as 5s or 500ms", parse: ConfigurationValue.duration)
+        let drainTimeout = try ConfigurationValue.resolve(
+            flag: drainTimeout, flagName: "drain-timeout", environmentVariable: "HABITSYNC_DRAIN_TIMEOUT",
+            default: Duration.seconds(25), rule: "must be a positive duration such as 25s", parse: ConfigurationValue.duration)
+        let requestRole = try ConfigurationValue.resolve(
+            flag: requestRole, flagName: "request-role", environmentVariable: "HABITSYNC_REQUEST_ROLE", default: "habitsync_app",
+            rule: "must be a role name", parse: { $0.isEmpty ? nil : $0 })
+        return Settings(
+            server: ServerConfiguration(host: host, port: port, statementTimeout: statementTimeout),
+            migrate: migrate, poolSize: poolSize, drainTimeout: drainTimeout, requestRole: requestRole)
+    }
+
+    func run() async throws {
+        let settings = try resolveSettings()
+        let logger = try common.makeLogger()
+        let directory = try common.migrationDirectory()
+        let migrationOptions = try common.migrationOptions()
+        let database = try common.openDatabase(logger: logger)
+        defer { database.close() }
+
+        do {
+            try await Self.prepareSchema(mode: settings.migrate, connectionString: database.connectionString, directory: directory, options: migrationOptions, logger: logger)
+        } catch {
+            throw CLIFailure(message: "\(error)")
+        }
+
+        let pool = PGPool(
+            configuration: .init(
+                connection: PGConnectionConfiguration(connectionString: database.connectionString, role: settings.requestRole),
+                maximumConnections: settings.poolSize),
+            logger: logger)
+        let readiness = Readiness()
+        let app = buildApplication(
+            configuration: settings.server, pool: pool, readiness: readiness, binaryHeadVersion: directory.headVersion, logger: logger,
+            onServerRunning: { port in logger.info("serving", metadata: ["host": "\(settings.server.host)", "port": "\(port)"]) })
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: pool), .init(service: app), .init(service: readiness)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger)
+            .withGracefulShutdownTimeout(settings.drainTimeout))
+        try await group.run()
+        pool.close()
+        await pool.shutdownThreads()
+        logger.info("stopped")
+    }
+
+    /// Applies or checks migrations on a connection of the login role (the tables' owner).
+    static func prepareSchema(mode: MigrateMode, connectionString: String, directory: MigrationDirectory, options: MigrationRunner.Options, logger: Logger) async throws {
+        guard mode != .off else { return }
+        let pool = PGPool(configuration: .init(connection: PGConnectionConfiguration(connectionString: connectionString, applicationName: "habitsync-server migrate"), maximumConnections: 1), logger: logger)
+        defer { pool.close() }
+        let runner = MigrationRunner(pool: pool, directory: directory, options: options, logger: logger)
+        switch mode {
+        case .auto:
+            let result = try await runner.up()
+            logger.info("schema ready", metadata: ["applied": "\(result.applied.count)", "database_version": "\(result.status.databaseVersion)"])
+        case .check:
+            let status = try await runner.validate()
+            if status.databaseIsAhead {
+                logger.warning("the database is ahead of this binary; serving anyway (migrations are expand/contract)", metadata: [
+                    "database_version": "\(status.databaseVersion)", "binary_head": "\(status.headVersion)",
+                ])
+            }
+            if let first = status.pending.first {
+                throw MigrationError(.pending, "\(status.pending.count) migration(s) pending, starting with \(first.fileName); run `habitsync-server migrate up` first (--migrate check)")
+            }
+        case .off:
+            break
+        }
+        await pool.shutdownThreads()
+    }
+}
+
+extension ServiceGroupConfiguration {
+    func withGracefulShutdownTimeout(_ timeout: Duration) -> ServiceGroupConfiguration {
+        var copy = self
+        copy.maximumGracefulShutdownDuration = timeout
+        return copy
+    }
+}
+
+/// A command failure: the message goes to stderr and the exit status is 1.
+struct CLIFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}

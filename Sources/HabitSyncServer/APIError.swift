@@ -1,0 +1,70 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LibPQClient
+
+/// An error as the HTTP API reports it: a stable machine-readable code, a message a person
+/// can act on, and the status. Every error response is `{"error": {"code", "message", …}}`.
+/// This is the one place where errors become HTTP statuses.
+public struct APIError: Error, Sendable, HTTPResponseError {
+    public let status: HTTPResponse.Status
+    public let code: String
+    public let message: String
+    public var field: String?
+    public var retryAfterSeconds: Int?
+
+    public init(status: HTTPResponse.Status, code: String, message: String, field: String? = nil, retryAfterSeconds: Int? = nil) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    public static func notFound(_ path: String) -> APIError {
+        APIError(status: .notFound, code: "not_found", message: "no route for \(path)")
+    }
+
+    public static let unavailable = APIError(
+        status: .serviceUnavailable, code: "unavailable",
+        message: "the database is unreachable; retry shortly", retryAfterSeconds: 2)
+
+    public static let internalError = APIError(
+        status: .internalServerError, code: "internal", message: "an unexpected error occurred; it has been logged")
+
+    /// Maps any error to the API error the client sees. Database errors never leak SQL or
+    /// parameters: a lost database is 503, anything else unexpected is 500 (and a bug).
+    public static func from(_ error: any Error) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as PGError where error.isConnectionFailure || error.sqlState == .tooManyConnections:
+            return .unavailable
+        case let error as PGError where error.sqlState == .queryCanceled || error.sqlState == .lockNotAvailable:
+            return APIError(status: .serviceUnavailable, code: "unavailable", message: "the database is busy; retry shortly", retryAfterSeconds: 1)
+        case let error as HTTPError:
+            switch error.status {
+            case .notFound: return APIError(status: .notFound, code: "not_found", message: "no such route")
+            case .methodNotAllowed: return APIError(status: .methodNotAllowed, code: "method_not_allowed", message: "method not allowed on this route")
+            case .contentTooLarge: return APIError(status: .contentTooLarge, code: "too_large", message: "the request body is too large")
+            case .badRequest: return APIError(status: .badRequest, code: "malformed_request", message: error.body ?? "malformed request")
+            default:
+                return APIError(status: error.status, code: error.status.code < 500 ? "bad_request" : "internal", message: error.body ?? error.status.reasonPhrase)
+            }
+        default:
+            return .internalError
+        }
+    }
+
+    public var body: Data {
+        var object: [String: String] = ["code": code, "message": message]
+        if let field { object["field"] = field }
+        return (try? JSONSerialization.data(withJSONObject: ["error": object], options: [.sortedKeys])) ?? Data()
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

@@ -1,0 +1,33 @@
+import Hummingbird
+import LibPQClient
+import Logging
+import NIOCore
+
+/// Builds the HTTP application. `serve` and the tests both call this, so the tests exercise
+/// exactly what runs in production.
+///
+/// - Parameters:
+///   - pool: the request pool (connections `SET ROLE habitsync_app`, which cannot bypass RLS).
+///   - binaryHeadVersion: the highest migration this binary ships; `/readyz` wants the
+///     database at or past it.
+///   - onServerRunning: called with the bound port once the server listens.
+public func buildApplication(
+    configuration: ServerConfiguration,
+    pool: PGPool,
+    readiness: Readiness,
+    metrics: ServerMetrics = ServerMetrics(),
+    binaryHeadVersion: Int,
+    logger: Logger,
+    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    let router = Router(context: BasicRequestContext.self)
+    router.add(middleware: RequestObservationMiddleware(metrics: metrics))
+    HealthController(pool: pool, readiness: readiness, metrics: metrics, binaryHeadVersion: binaryHeadVersion)
+        .addRoutes(to: router)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+        logger: logger
+    )
+}

@@ -1,0 +1,56 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LibPQClient
+
+/// `/livez` (and `/healthz`): the process answers. `/readyz`: not shutting down, the database
+/// answers, and its schema is at or ahead of this binary's head. `/metrics`: Prometheus text.
+struct HealthController: Sendable {
+    let pool: PGPool
+    let readiness: Readiness
+    let metrics: ServerMetrics
+    let binaryHeadVersion: Int
+
+    static let schemaVersionQuery: PGQuery = "SELECT coalesce(max(version), 0) AS version FROM habitsync_schema_migrations"
+
+    func addRoutes(to router: Router<some RequestContext>) {
+        router.get("livez") { _, _ in Self.json(.ok, ["status": "alive"]) }
+        router.get("healthz") { _, _ in Self.json(.ok, ["status": "alive"]) }
+        router.get("readyz") { _, _ in try await ready() }
+        router.get("metrics") { _, _ in
+            let version = try? await schemaVersion()
+            let body = metrics.render(pool: pool, schemaVersion: version, binaryHeadVersion: binaryHeadVersion)
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+    }
+
+    private func ready() async throws -> Response {
+        if readiness.isShuttingDown {
+            return Self.json(.serviceUnavailable, ["status": "shutting_down"])
+        }
+        let version: Int
+        do {
+            version = try await schemaVersion()
+        } catch {
+            return Self.json(.serviceUnavailable, ["status": "database_unreachable"])
+        }
+        guard version >= binaryHeadVersion else {
+            return Self.json(.serviceUnavailable, ["status": "schema_behind", "schemaVersion": version, "binaryHeadVersion": binaryHeadVersion])
+        }
+        return Self.json(.ok, ["status": "ready", "schemaVersion": version, "binaryHeadVersion": binaryHeadVersion])
+    }
+
+    private func schemaVersion() async throws -> Int {
+        try await pool.withTransaction(readOnly: true, statementTimeout: .seconds(2)) { connection in
+            try await connection.query(Self.schemaVersionQuery).single().decode("version", as: Int.self)
+        }
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ object: [String: any Sendable]) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        var response = Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        if status == .serviceUnavailable { response.headers[.retryAfter] = "2" }
+        return response
+    }
+}

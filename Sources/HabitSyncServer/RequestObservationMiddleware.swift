@@ -1,0 +1,50 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The outermost middleware: gives each request an id (the caller's `X-Request-Id` when it is
+/// sane, else a new one), turns every error into the JSON error body, writes one access-log
+/// line, and records the request metrics.
+struct RequestObservationMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var context = context
+        let requestID = Self.acceptableRequestID(request.headers[.requestID]) ?? UUID().uuidString.lowercased()
+        context.logger[metadataKey: "request_id"] = .string(requestID)
+
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            let apiError = APIError.from(error)
+            if apiError.status.code >= 500 && apiError.code != "unavailable" {
+                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            }
+            response = try apiError.response(from: request, context: context)
+        }
+        response.headers[.requestID] = requestID
+        let route = context.endpointPath ?? "unmatched"
+        let duration = clock.now - started
+        metrics.recordRequest(method: request.method.rawValue, route: route, status: response.status.code, duration: duration)
+        context.logger.info("request", metadata: [
+            "method": .string(request.method.rawValue), "route": .string(route), "status": .stringConvertible(response.status.code),
+            "duration_ms": .string(String(format: "%.1f", Double(duration.nanoseconds) / 1_000_000)),
+        ])
+        return response
+    }
+
+    static func acceptableRequestID(_ value: String?) -> String? {
+        guard let value, (1...100).contains(value.count),
+            value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") })
+        else { return nil }
+        return value
+    }
+}
+
+extension HTTPField.Name {
+    static let requestID = HTTPField.Name("X-Request-Id")!
+}

@@ -1,0 +1,17 @@
+/// What `buildApplication` needs beyond its collaborators. Resolved from flags, environment
+/// and defaults by the CLI.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    /// 0 picks a free port (tests); the bound port is reported through `onServerRunning`.
+    public var port: Int
+    /// Applies to every statement of a request's transaction.
+    public var statementTimeout: Duration
+    public var serverName: String
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server") {
+        self.host = host
+        self.port = port
+        self.statementTimeout = statementTimeout
+        self.serverName = serverName
+    }
+}

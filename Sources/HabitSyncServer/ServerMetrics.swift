@@ -1,0 +1,58 @@
+import LibPQClient
+import Prometheus
+import Synchronization
+
+/// The server's Prometheus metrics, in a registry of its own (not the process-global
+/// MetricsSystem), so each application instance, and each test, counts for itself.
+/// Labels never carry tenant or user ids.
+public final class ServerMetrics: Sendable {
+    public let registry = PrometheusCollectorRegistry()
+    private let reportedPoolErrors = Mutex(0)
+
+    static let latencyBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+    ]
+
+    public init() {}
+
+    static func descriptor(_ name: String, unit: String = "", _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: unit, helpText: help)
+    }
+
+    public func recordRequest(method: String, route: String, status: Int, duration: Duration) {
+        let labels = [("method", method), ("route", route), ("status", String(status))]
+        registry.makeCounter(descriptor: Self.descriptor("http_requests", unit: "total", "HTTP requests by method, route and status."), labels: labels).increment()
+        registry.makeDurationHistogram(descriptor: Self.descriptor("http_request_duration", unit: "seconds", "HTTP request latency by method, route and status."),
+                                       labels: labels, buckets: Self.latencyBuckets).recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// Renders the Prometheus text format, refreshing the gauges read at scrape time.
+    public func render(pool: PGPool, schemaVersion: Int?, binaryHeadVersion: Int) -> [UInt8] {
+        let statistics = pool.statistics
+        registry.makeGauge(descriptor: Self.descriptor("habitsync_db_pool_connections_in_use", "Database connections lent out.")).set(Int64(statistics.inUse))
+        registry.makeGauge(descriptor: Self.descriptor("habitsync_db_pool_connections_idle", "Open database connections waiting to be lent.")).set(Int64(statistics.idle))
+        registry.makeGauge(descriptor: Self.descriptor("habitsync_db_pool_waiting", "Requests waiting for a database connection.")).set(Int64(statistics.waiting))
+        registry.makeGauge(descriptor: Self.descriptor("habitsync_db_pool_max_connections", "Configured pool size.")).set(Int64(pool.configuration.maximumConnections))
+        let newErrors = reportedPoolErrors.withLock { reported -> Int in
+            let delta = statistics.errors - reported
+            reported = statistics.errors
+            return delta
+        }
+        let errors = registry.makeCounter(descriptor: Self.descriptor("habitsync_db_pool_errors", unit: "total", "Database connections that failed to open or broke in use."))
+        if newErrors > 0 { errors.increment(by: Int64(newErrors)) }
+        if let schemaVersion {
+            registry.makeGauge(descriptor: Self.descriptor("habitsync_schema_version", "Highest schema migration applied to the database.")).set(Int64(schemaVersion))
+        }
+        registry.makeGauge(descriptor: Self.descriptor("habitsync_schema_binary_head_version", "Highest schema migration this binary ships.")).set(Int64(binaryHeadVersion))
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return buffer
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
+}

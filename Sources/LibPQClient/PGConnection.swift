@@ -1,0 +1,304 @@
+import CLibPQ
+import Foundation
+import NIOPosix
+import Synchronization
+
+/// One PostgreSQL connection. libpq's handle is not thread-safe, so it lives inside a `Mutex`
+/// and every call that may block runs on the pool's `NIOThreadPool`, never on an event loop or
+/// Swift's cooperative pool. Results are copied into Sendable values before `PQclear`.
+///
+/// Connections are lent by `PGPool.withConnection` / `withTransaction` and must not escape.
+public final class PGConnection: Sendable {
+    /// Owns the libpq handle. Not Sendable: only ever touched inside `PGConnection.handle`'s lock.
+    final class Handle {
+        var pointer: OpaquePointer?
+        init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    }
+
+    private let handle: Mutex<Handle>
+    private let threadPool: NIOThreadPool
+    /// The backend's process id, for `pg_terminate_backend` in tests and for logs.
+    public let backendPID: Int32
+    private let broken = Atomic<Bool>(false)
+
+    private init(handle: sending Handle, backendPID: Int32, threadPool: NIOThreadPool) {
+        self.handle = Mutex(handle)
+        self.backendPID = backendPID
+        self.threadPool = threadPool
+    }
+
+    /// Opens a connection (on the thread pool) and prepares its session: UTC, ISO dates,
+    /// UTF-8, and the configured role.
+    public static func connect(_ configuration: PGConnectionConfiguration, threadPool: NIOThreadPool) async throws -> PGConnection {
+        let connection: PGConnection = try await threadPool.runIfActive {
+            // Earlier keywords are defaults the connection string may override; later ones win.
+            let keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
+            let values = [String(configuration.connectTimeoutSeconds), configuration.applicationName, configuration.connectionString, "UTF8"]
+            let pointer = withCStrings(keywords) { keywordPointers in
+                withCStrings(values) { valuePointers in
+                    PQconnectdbParams(keywordPointers, valuePointers, 1)
+                }
+            }
+            guard let pointer else { throw PGError(kind: .connection, message: "out of memory while connecting") }
+            guard PQstatus(pointer) == CONNECTION_OK else {
+                let message = String(cString: PQerrorMessage(pointer)).trimmingTrailingNewlines()
+                PQfinish(pointer)
+                throw PGError(kind: .connection, message: message.isEmpty ? "could not connect" : message)
+            }
+            return PGConnection(handle: Handle(pointer), backendPID: PQbackendPID(pointer), threadPool: threadPool)
+        }
+        do {
+            var setup = "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET IntervalStyle TO 'iso_8601'"
+            if let role = configuration.role {
+                setup += "; SET ROLE " + PGQuery.quoteIdentifier(role)
+            }
+            try await connection.simpleQuery(unsafeSQL: setup)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
+    /// True once a call found the connection unusable; the pool then discards it.
+    public var isBroken: Bool { broken.load(ordering: .relaxed) }
+
+    /// Runs one statement with its parameters (extended protocol, text results).
+    @discardableResult
+    public func query(_ query: PGQuery) async throws -> PGResult {
+        try await onThreadPool { pointer in try Self.execute(query, on: pointer) }
+    }
+
+    /// Runs SQL text through the simple query protocol: several statements separated by `;`,
+    /// no parameters. For migrations and fixed session commands only; never for input.
+    @discardableResult
+    public func simpleQuery(unsafeSQL sql: String) async throws -> PGResult {
+        try await onThreadPool { pointer in
+            guard let result = PQexec(pointer, sql) else { throw Self.connectionError(pointer) }
+            defer { PQclear(result) }
+            return try Self.copy(result, pointer)
+        }
+    }
+
+    /// Sends several statements in one round trip (libpq pipeline mode) and returns their
+    /// results in order. They run as one implicit transaction unless already inside one:
+    /// the first failure aborts the rest and is thrown.
+    public func pipeline(_ queries: [PGQuery]) async throws -> [PGResult] {
+        if queries.isEmpty { return [] }
+        return try await onThreadPool { pointer in
+            guard PQenterPipelineMode(pointer) == 1 else { throw Self.connectionError(pointer) }
+            defer { PQexitPipelineMode(pointer) }
+            for query in queries {
+                let sent = Self.withParameters(query.binds) { types, values, lengths, formats in
+                    PQsendQueryParams(pointer, query.sql, Int32(query.binds.count), types, values, lengths, formats, 0)
+                }
+                guard sent == 1 else { throw Self.connectionError(pointer) }
+            }
+            guard PQpipelineSync(pointer) == 1 else { throw Self.connectionError(pointer) }
+            var results: [PGResult] = []
+            var firstError: (any Error)?
+            for _ in queries {
+                var current: PGResult?
+                while let result = PQgetResult(pointer) {
+                    defer { PQclear(result) }
+                    if PQresultStatus(result) == PGRES_PIPELINE_ABORTED { continue }
+                    do { current = try Self.copy(result, pointer) } catch { if firstError == nil { firstError = error } }
+                }
+                if let current { results.append(current) }
+            }
+            // Drain up to and including the sync point.
+            while let result = PQgetResult(pointer) {
+                let status = PQresultStatus(result)
+                PQclear(result)
+                if status == PGRES_PIPELINE_SYNC { break }
+            }
+            if let firstError { throw firstError }
+            return results
+        }
+    }
+
+    /// Checks, without a round trip, that the server has not closed the connection while it
+    /// sat idle (a terminated backend sends an error and closes its socket).
+    func isAliveWhileIdle() -> Bool {
+        if isBroken { return false }
+        let alive = handle.withLock { handle -> Bool in
+            guard let pointer = handle.pointer, PQstatus(pointer) == CONNECTION_OK else { return false }
+            var descriptor = pollfd(fd: PQsocket(pointer), events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 0)
+            if ready < 0 { return false }
+            if ready == 0 { return true }
+            // Readable while idle: either a notice or the server going away.
+            guard PQconsumeInput(pointer) == 1 else { return false }
+            return PQstatus(pointer) == CONNECTION_OK && PQtransactionStatus(pointer) == PQTRANS_IDLE
+        }
+        if !alive { broken.store(true, ordering: .relaxed) }
+        return alive
+    }
+
+    /// Whether the session is idle outside a transaction (after a clean commit or rollback).
+    func isIdleOutsideTransaction() -> Bool {
+        handle.withLock { handle in
+            guard let pointer = handle.pointer else { return false }
+            return PQtransactionStatus(pointer) == PQTRANS_IDLE
+        }
+    }
+
+    func markBroken() { broken.store(true, ordering: .relaxed) }
+
+    /// Closes the connection. `PQfinish` only sends a terminate message, so it does not block.
+    func close() {
+        broken.store(true, ordering: .relaxed)
+        handle.withLock { handle in
+            if let pointer = handle.pointer {
+                PQfinish(pointer)
+                handle.pointer = nil
+            }
+        }
+    }
+
+    deinit {
+        handle.withLock { handle in
+            if let pointer = handle.pointer { PQfinish(pointer) }
+        }
+    }
+
+    // MARK: - Running libpq calls
+
+    private func onThreadPool<Result: Sendable>(_ body: @escaping @Sendable (OpaquePointer) throws -> Result) async throws -> Result {
+        if isBroken { throw PGError(kind: .connection, message: "the connection is closed") }
+        do {
+            return try await threadPool.runIfActive { [self] in
+                try handle.withLock { handle -> Result in
+                    guard let pointer = handle.pointer else {
+                        throw PGError(kind: .connection, message: "the connection is closed")
+                    }
+                    return try body(pointer)
+                }
+            }
+        } catch let error as PGError {
+            if error.isConnectionFailure || !statusIsOK() { markBroken() }
+            throw error
+        }
+    }
+
+    private func statusIsOK() -> Bool {
+        handle.withLock { handle in
+            guard let pointer = handle.pointer else { return false }
+            return PQstatus(pointer) == CONNECTION_OK
+        }
+    }
+
+    private static func execute(_ query: PGQuery, on pointer: OpaquePointer) throws -> PGResult {
+        let result = withParameters(query.binds) { types, values, lengths, formats in
+            PQexecParams(pointer, query.sql, Int32(query.binds.count), types, values, lengths, formats, 0)
+        }
+        guard let result else { throw connectionError(pointer) }
+        defer { PQclear(result) }
+        return try copy(result, pointer)
+    }
+
+    /// Lays the parameters out in one buffer (each value NUL-terminated, as libpq reads text
+    /// parameters as C strings) that lives only for the call.
+    private static func withParameters<R>(
+        _ binds: [PGBind],
+        _ body: (UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R
+    ) -> R {
+        if binds.isEmpty { return body(nil, nil, nil, nil) }
+        var storage: [UInt8] = []
+        storage.reserveCapacity(binds.reduce(0) { $0 + ($1.bytes?.count ?? 0) + 1 })
+        var offsets: [Int?] = []
+        offsets.reserveCapacity(binds.count)
+        for bind in binds {
+            if let bytes = bind.bytes {
+                offsets.append(storage.count)
+                storage.append(contentsOf: bytes)
+                storage.append(0)
+            } else {
+                offsets.append(nil)
+            }
+        }
+        let types = binds.map { Oid($0.type.rawValue) }
+        let lengths = binds.map { Int32($0.bytes?.count ?? 0) }
+        let formats = binds.map { Int32($0.isBinary ? 1 : 0) }
+        return storage.withUnsafeBufferPointer { buffer in
+            let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
+            let values: [UnsafePointer<CChar>?] = offsets.map { offset in offset.map { base + $0 } }
+            return body(types, values, lengths, formats)
+        }
+    }
+
+    private static func copy(_ result: OpaquePointer, _ connection: OpaquePointer) throws -> PGResult {
+        switch PQresultStatus(result) {
+        case PGRES_TUPLES_OK, PGRES_SINGLE_TUPLE, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            break
+        case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR, PGRES_BAD_RESPONSE:
+            throw serverError(result, connection)
+        default:
+            throw PGError.client("unexpected result status \(String(cString: PQresStatus(PQresultStatus(result))))")
+        }
+        let columnCount = Int(PQnfields(result))
+        let rowCount = Int(PQntuples(result))
+        var columns: [PGColumn] = []
+        columns.reserveCapacity(columnCount)
+        for column in 0..<columnCount {
+            columns.append(PGColumn(name: String(cString: PQfname(result, Int32(column))), type: PGTypeOID(PQftype(result, Int32(column)))))
+        }
+        var cells: [[String?]] = []
+        cells.reserveCapacity(rowCount)
+        for row in 0..<rowCount {
+            var values: [String?] = []
+            values.reserveCapacity(columnCount)
+            for column in 0..<columnCount {
+                if PQgetisnull(result, Int32(row), Int32(column)) == 1 {
+                    values.append(nil)
+                } else {
+                    let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+                    let value = PQgetvalue(result, Int32(row), Int32(column))!
+                    values.append(value.withMemoryRebound(to: UInt8.self, capacity: length) {
+                        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+                    })
+                }
+            }
+            cells.append(values)
+        }
+        let tag = String(cString: PQcmdStatus(result))
+        let tuples = String(cString: PQcmdTuples(result))
+        return PGResult(columns: columns, cells: cells, affectedRows: Int(tuples), commandTag: tag)
+    }
+
+    private static func serverError(_ result: OpaquePointer, _ connection: OpaquePointer) -> PGError {
+        func field(_ code: Int32) -> String? {
+            guard let value = PQresultErrorField(result, code) else { return nil }
+            return String(cString: value)
+        }
+        guard let state = field(CLIBPQ_DIAG_SQLSTATE) else {
+            // No SQLSTATE: libpq itself failed (lost connection, protocol error).
+            let message = String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines()
+            return PGError(kind: .connection, message: message.isEmpty ? connectionError(connection).message : message)
+        }
+        return PGError(
+            kind: .server,
+            sqlState: PGSQLState(state),
+            message: field(CLIBPQ_DIAG_MESSAGE_PRIMARY) ?? "unknown server error",
+            detail: field(CLIBPQ_DIAG_MESSAGE_DETAIL),
+            hint: field(CLIBPQ_DIAG_MESSAGE_HINT),
+            position: field(CLIBPQ_DIAG_STATEMENT_POSITION).flatMap { Int($0) },
+            table: field(CLIBPQ_DIAG_TABLE_NAME),
+            column: field(CLIBPQ_DIAG_COLUMN_NAME),
+            constraint: field(CLIBPQ_DIAG_CONSTRAINT_NAME)
+        )
+    }
+
+    private static func connectionError(_ pointer: OpaquePointer) -> PGError {
+        let message = String(cString: PQerrorMessage(pointer)).trimmingTrailingNewlines()
+        return PGError(kind: .connection, message: message.isEmpty ? "the connection to the server was lost" : message)
+    }
+}
+
+/// Calls `body` with a NULL-terminated array of C strings that live for the call.
+private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let duplicates = strings.map { strdup($0) }
+    defer { duplicates.forEach { free($0) } }
+    let pointers: [UnsafePointer<CChar>?] = duplicates.map { $0.map { UnsafePointer($0) } } + [nil]
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

@@ -1,0 +1,63 @@
+/// An error from the PostgreSQL client. Its `description` may reach a log: it carries the
+/// server's diagnostic fields but never the query's parameters or connection secrets.
+public struct PGError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// Could not connect, or the connection broke during a call.
+        case connection
+        /// The server answered with an error (see `sqlState`).
+        case server
+        /// A result could not be decoded into the requested Swift type.
+        case decoding
+        /// The pool is closed, or the client was used in a way libpq does not allow.
+        case client
+    }
+
+    public var kind: Kind
+    public var sqlState: PGSQLState?
+    public var message: String
+    public var detail: String?
+    public var hint: String?
+    /// 1-based character position in the statement, when the server reported one.
+    public var position: Int?
+    public var table: String?
+    public var column: String?
+    public var constraint: String?
+
+    public init(
+        kind: Kind, sqlState: PGSQLState? = nil, message: String, detail: String? = nil,
+        hint: String? = nil, position: Int? = nil, table: String? = nil, column: String? = nil,
+        constraint: String? = nil
+    ) {
+        self.kind = kind
+        self.sqlState = sqlState
+        self.message = message
+        self.detail = detail
+        self.hint = hint
+        self.position = position
+        self.table = table
+        self.column = column
+        self.constraint = constraint
+    }
+
+    /// True when the connection that produced this error can no longer be used.
+    public var isConnectionFailure: Bool {
+        if kind == .connection { return true }
+        guard let state = sqlState else { return false }
+        // 08xxx connection exceptions; 57P01..57P03 the server shutting down or starting.
+        return state.errorClass == "08" || state == .adminShutdown || state == .cannotConnectNow
+            || state.code == "57P02"
+    }
+
+    public var description: String {
+        var text = "PostgreSQL \(kind.rawValue) error"
+        if let sqlState { text += " \(sqlState)" }
+        text += ": \(message)"
+        if let detail { text += " (detail: \(detail))" }
+        if let hint { text += " (hint: \(hint))" }
+        return text
+    }
+
+    static func client(_ message: String) -> PGError {
+        PGError(kind: .client, message: message)
+    }
+}

@@ -1,0 +1,257 @@
+import Logging
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+/// A fixed-size pool of PostgreSQL connections, run as a ServiceLifecycle service.
+///
+/// Connections are lent inside `withConnection { }` / `withTransaction { }`. A lease waits
+/// while every connection is in use. A connection found broken (by a failed call, or by the
+/// idle check on lease) is closed, never returned to the pool, and replaced on a later lease.
+public final class PGPool: Service, Sendable {
+    public struct Configuration: Sendable {
+        public var connection: PGConnectionConfiguration
+        public var maximumConnections: Int
+
+        public init(connection: PGConnectionConfiguration, maximumConnections: Int = 10) {
+            precondition(maximumConnections > 0, "a pool needs at least one connection")
+            self.connection = connection
+            self.maximumConnections = maximumConnections
+        }
+    }
+
+    /// Counts for the `/metrics` gauges.
+    public struct Statistics: Sendable, Equatable {
+        public var open: Int
+        public var inUse: Int
+        public var idle: Int
+        public var waiting: Int
+        /// Connections that failed to open or broke while in use, since start.
+        public var errors: Int
+    }
+
+    public enum IsolationLevel: String, Sendable {
+        case readCommitted = "READ COMMITTED"
+        case repeatableRead = "REPEATABLE READ"
+        case serializable = "SERIALIZABLE"
+    }
+
+    private enum Grant {
+        case connection(PGConnection)
+        case openNew
+    }
+
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Grant, any Error>
+    }
+
+    private struct State {
+        var idle: [PGConnection] = []
+        var open = 0
+        var waiters: [Waiter] = []
+        var nextWaiterID: UInt64 = 0
+        var closed = false
+        var errors = 0
+    }
+
+    public let configuration: Configuration
+    private let state = Mutex(State())
+    private let threadPool: NIOThreadPool
+    private let logger: Logger
+
+    public init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        // One thread per connection: each blocking call holds its thread for the call.
+        self.threadPool = NIOThreadPool(numberOfThreads: configuration.maximumConnections)
+        threadPool.start()
+    }
+
+    public var statistics: Statistics {
+        state.withLock { state in
+            Statistics(
+                open: state.open, inUse: state.open - state.idle.count, idle: state.idle.count,
+                waiting: state.waiters.count, errors: state.errors)
+        }
+    }
+
+    /// Lends a connection for the duration of `body`.
+    public func withConnection<Result>(_ body: (PGConnection) async throws -> Result) async throws -> Result {
+        let connection = try await lease()
+        do {
+            let result = try await body(connection)
+            release(connection)
+            return result
+        } catch {
+            release(connection)
+            throw error
+        }
+    }
+
+    /// Runs `body` inside a transaction: committed when it returns, rolled back when it throws.
+    /// `statementTimeout` applies to each statement of this transaction only
+    /// (`SET LOCAL statement_timeout`). A connection that turns out to be dead at `BEGIN` is
+    /// replaced and the transaction started again, since nothing has run yet.
+    public func withTransaction<Result>(
+        isolation: IsolationLevel = .readCommitted,
+        readOnly: Bool = false,
+        statementTimeout: Duration? = nil,
+        _ body: (PGConnection) async throws -> Result
+    ) async throws -> Result {
+        var begin = "BEGIN ISOLATION LEVEL \(isolation.rawValue)" + (readOnly ? " READ ONLY" : "")
+        if let statementTimeout {
+            let milliseconds = max(1, statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000)
+            begin += "; SET LOCAL statement_timeout = \(milliseconds)"
+        }
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection = try await lease()
+            do {
+                try await connection.simpleQuery(unsafeSQL: begin)
+            } catch let error as PGError where error.isConnectionFailure && attempt < 3 {
+                release(connection)
+                continue
+            } catch {
+                release(connection)
+                throw error
+            }
+            do {
+                let result = try await body(connection)
+                try await connection.simpleQuery(unsafeSQL: "COMMIT")
+                release(connection)
+                return result
+            } catch {
+                if !connection.isBroken {
+                    _ = try? await connection.simpleQuery(unsafeSQL: "ROLLBACK")
+                }
+                release(connection)
+                throw error
+            }
+        }
+    }
+
+    // MARK: - Service
+
+    /// Serves until graceful shutdown or cancellation, then closes every connection.
+    public func run() async throws {
+        // Suspends until graceful shutdown is triggered (or the task is cancelled).
+        try? await gracefulShutdown()
+        close()
+    }
+
+    /// Closes idle connections now and in-use ones as they come back; fails waiting leases.
+    public func close() {
+        let (idle, waiters): ([PGConnection], [Waiter]) = state.withLock { state in
+            guard !state.closed else { return ([], []) }
+            state.closed = true
+            let idle = state.idle
+            state.open -= idle.count
+            state.idle = []
+            let waiters = state.waiters
+            state.waiters = []
+            return (idle, waiters)
+        }
+        idle.forEach { $0.close() }
+        waiters.forEach { $0.continuation.resume(throwing: PGError.client("the connection pool is closed")) }
+        if !idle.isEmpty || !waiters.isEmpty {
+            logger.debug("connection pool closed", metadata: ["closed_connections": "\(idle.count)"])
+        }
+    }
+
+    /// Stops the pool's threads; call once after `close()` when nothing uses the pool any more.
+    public func shutdownThreads() async {
+        try? await threadPool.shutdownGracefully()
+    }
+
+    // MARK: - Leasing
+
+    private func lease() async throws -> PGConnection {
+        while true {
+            let grant = try await nextGrant()
+            switch grant {
+            case .connection(let connection):
+                if connection.isAliveWhileIdle() { return connection }
+                discard(connection, countAsError: true)
+            case .openNew:
+                do {
+                    return try await PGConnection.connect(configuration.connection, threadPool: threadPool)
+                } catch {
+                    slotFreed(countAsError: true)
+                    throw error
+                }
+            }
+        }
+    }
+
+    private func nextGrant() async throws -> Grant {
+        enum Decision { case grant(Grant), wait(UInt64), closed }
+        let id = state.withLock { state -> UInt64 in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Grant, any Error>) in
+                let decision = state.withLock { state -> Decision in
+                    if state.closed { return .closed }
+                    if let connection = state.idle.popLast() { return .grant(.connection(connection)) }
+                    if state.open < configuration.maximumConnections {
+                        state.open += 1
+                        return .grant(.openNew)
+                    }
+                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    return .wait(id)
+                }
+                switch decision {
+                case .grant(let grant): continuation.resume(returning: grant)
+                case .closed: continuation.resume(throwing: PGError.client("the connection pool is closed"))
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    private func release(_ connection: PGConnection) {
+        if connection.isBroken || !connection.isIdleOutsideTransaction() {
+            discard(connection, countAsError: connection.isBroken)
+            return
+        }
+        let action = state.withLock { state -> (Waiter?, Bool) in
+            if state.closed {
+                state.open -= 1
+                return (nil, true)
+            }
+            if !state.waiters.isEmpty { return (state.waiters.removeFirst(), false) }
+            state.idle.append(connection)
+            return (nil, false)
+        }
+        if action.1 { connection.close() }
+        action.0?.continuation.resume(returning: .connection(connection))
+    }
+
+    private func discard(_ connection: PGConnection, countAsError: Bool) {
+        connection.close()
+        if countAsError {
+            logger.warning("discarding a broken database connection", metadata: ["backend_pid": "\(connection.backendPID)"])
+        }
+        slotFreed(countAsError: countAsError)
+    }
+
+    /// A connection slot became free: hand it to the first waiter, who opens a new connection.
+    private func slotFreed(countAsError: Bool) {
+        let waiter = state.withLock { state -> Waiter? in
+            if countAsError { state.errors += 1 }
+            if !state.closed, !state.waiters.isEmpty { return state.waiters.removeFirst() }
+            state.open -= 1
+            return nil
+        }
+        waiter?.continuation.resume(returning: .openNew)
+    }
+}

@@ -1,0 +1,3 @@
+import HabitSyncCLI
+
+await HabitSyncEntryPoint.main()
