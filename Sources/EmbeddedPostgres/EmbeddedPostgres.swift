@@ -51,6 +51,13 @@ public final class EmbeddedPostgres: Sendable {
         public let connectionString: String
         public let port: Int
         public let startedHere: Bool
+        let superuser: String
+        let password: String
+
+        /// The same server and credentials, another database.
+        public func connectionString(database: String) -> String {
+            "host=127.0.0.1 port=\(port) user=\(superuser) password=\(password) dbname='\(database.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'"))'"
+        }
     }
 
     /// Creates the cluster if needed and starts it, or attaches to it when another process of
@@ -63,21 +70,28 @@ public final class EmbeddedPostgres: Sendable {
         let password = try String(contentsOf: passwordFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         if let port = runningPort() {
             logger.info("attaching to the embedded PostgreSQL that is already running", metadata: ["port": "\(port)"])
-            return Running(connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: false)
+            return Running(connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: false, superuser: configuration.superuser, password: password)
         }
         let port = try Self.freeLoopbackPort()
         try writeServerSettings(port: port)
         logger.info("starting the embedded PostgreSQL", metadata: ["directory": "\(configuration.directory.path)", "port": "\(port)"])
         try run(binaries.path("pg_ctl"), ["-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "120", "start"], asClusterOwner: true)
         try ensureDatabase(port: port, password: password)
-        return Running(connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: true)
+        return Running(connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: true, superuser: configuration.superuser, password: password)
     }
 
-    /// Stops the cluster (fast shutdown: open sessions are disconnected).
-    public func stop() {
+    public enum StopMode: String, Sendable {
+        /// Disconnect sessions, shut down cleanly.
+        case fast
+        /// Kill everything at once, as a crash would (test clusters at process exit).
+        case immediate
+    }
+
+    /// Stops the cluster.
+    public func stop(mode: StopMode = .fast) {
         guard runningPort() != nil else { return }
         do {
-            try run(binaries.path("pg_ctl"), ["-D", dataDirectory.path, "-m", "fast", "-w", "-t", "60", "stop"], asClusterOwner: true)
+            try run(binaries.path("pg_ctl"), ["-D", dataDirectory.path, "-m", mode.rawValue, "-w", "-t", "60", "stop"], asClusterOwner: true)
             logger.info("stopped the embedded PostgreSQL")
         } catch {
             logger.warning("could not stop the embedded PostgreSQL", metadata: ["error": "\(error)"])

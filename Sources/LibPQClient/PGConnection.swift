@@ -123,13 +123,17 @@ public final class PGConnection: Sendable {
         if isBroken { return false }
         let alive = handle.withLock { handle -> Bool in
             guard let pointer = handle.pointer, PQstatus(pointer) == CONNECTION_OK else { return false }
-            var descriptor = pollfd(fd: PQsocket(pointer), events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, 0)
-            if ready < 0 { return false }
-            if ready == 0 { return true }
-            // Readable while idle: either a notice or the server going away.
-            guard PQconsumeInput(pointer) == 1 else { return false }
-            return PQstatus(pointer) == CONNECTION_OK && PQtransactionStatus(pointer) == PQTRANS_IDLE
+            // Readable while idle means a notice or the server going away (an error message
+            // and then end-of-file). Consume until nothing is left: reading the end-of-file
+            // is what makes libpq notice the connection is gone.
+            for _ in 0..<4 {
+                var descriptor = pollfd(fd: PQsocket(pointer), events: Int16(POLLIN), revents: 0)
+                let ready = poll(&descriptor, 1, 0)
+                if ready < 0 { return false }
+                if ready == 0 { return PQstatus(pointer) == CONNECTION_OK && PQtransactionStatus(pointer) == PQTRANS_IDLE }
+                guard PQconsumeInput(pointer) == 1, PQstatus(pointer) == CONNECTION_OK else { return false }
+            }
+            return false
         }
         if !alive { broken.store(true, ordering: .relaxed) }
         return alive

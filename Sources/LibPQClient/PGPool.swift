@@ -77,6 +77,7 @@ public final class PGPool: Service, Sendable {
     }
 
     /// Lends a connection for the duration of `body`.
+    @discardableResult
     public func withConnection<Result>(_ body: (PGConnection) async throws -> Result) async throws -> Result {
         let connection = try await lease()
         do {
@@ -93,6 +94,7 @@ public final class PGPool: Service, Sendable {
     /// `statementTimeout` applies to each statement of this transaction only
     /// (`SET LOCAL statement_timeout`). A connection that turns out to be dead at `BEGIN` is
     /// replaced and the transaction started again, since nothing has run yet.
+    @discardableResult
     public func withTransaction<Result>(
         isolation: IsolationLevel = .readCommitted,
         readOnly: Bool = false,

@@ -1,0 +1,143 @@
+import Foundation
+import LibPQClient
+import Synchronization
+import Testing
+import TestSupport
+
+@Suite struct PoolTests {
+    @Test func anExhaustedPoolMakesALeaseWaitThenProceed() async throws {
+        let database = try await TestPostgres.shared.emptyDatabase()
+        try await database.withPool(size: 1) { pool in
+            let events = EventLog()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let holderHasConnection = AsyncStream<Void>.makeStream()
+                group.addTask {
+                    try await pool.withConnection { connection in
+                        events.append("holder leased")
+                        holderHasConnection.continuation.yield()
+                        _ = try await connection.query("SELECT pg_sleep(0.3)")
+                        events.append("holder released")
+                    }
+                }
+                for await _ in holderHasConnection.stream { break }
+                group.addTask {
+                    try await pool.withConnection { _ in events.append("waiter leased") }
+                }
+                // The waiter is queued while the holder keeps the only connection.
+                var sawWaiting = false
+                for _ in 0..<200 where !sawWaiting {
+                    sawWaiting = pool.statistics.waiting == 1
+                    if !sawWaiting { try await Task.sleep(for: .milliseconds(5)) }
+                }
+                #expect(sawWaiting)
+                try await group.waitForAll()
+            }
+            #expect(events.entries == ["holder leased", "holder released", "waiter leased"])
+            #expect(pool.statistics.open == 1)
+            #expect(pool.statistics.waiting == 0)
+        }
+    }
+
+    @Test func aTerminatedBackendIsReplacedTransparentlyOnTheNextLease() async throws {
+        let database = try await TestPostgres.shared.emptyDatabase()
+        try await database.withPool(size: 1) { pool in
+            let firstPID = try await pool.withConnection { $0.backendPID }
+            try await TestPostgres.shared.withAdminConnection { admin in
+                let terminated = try await admin.query("SELECT pg_terminate_backend(\(firstPID)) AS done").single().decode("done", as: Bool.self)
+                #expect(terminated)
+                // Wait until the backend is really gone.
+                for _ in 0..<200 {
+                    let alive = try await admin.query("SELECT count(*) AS n FROM pg_stat_activity WHERE pid = \(firstPID)").single().decode("n", as: Int.self)
+                    if alive == 0 { break }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            // Both a plain lease and a transaction work at once, on a new backend.
+            let (secondPID, answer) = try await pool.withConnection { connection in
+                (connection.backendPID, try await connection.query("SELECT 1 AS one").single().decode("one", as: Int.self))
+            }
+            #expect(answer == 1)
+            #expect(secondPID != firstPID)
+            #expect(pool.statistics.errors >= 1)
+            #expect(pool.statistics.open == 1)
+
+            try await TestPostgres.shared.withAdminConnection { admin in
+                _ = try await admin.query("SELECT pg_terminate_backend(\(secondPID))")
+                for _ in 0..<200 {
+                    let alive = try await admin.query("SELECT count(*) AS n FROM pg_stat_activity WHERE pid = \(secondPID)").single().decode("n", as: Int.self)
+                    if alive == 0 { break }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            let inTransaction = try await pool.withTransaction { try await $0.query("SELECT 2 AS two").single().decode("two", as: Int.self) }
+            #expect(inTransaction == 2)
+        }
+    }
+
+    @Test func aBrokenConnectionIsNeverReturnedToThePool() async throws {
+        let database = try await TestPostgres.shared.emptyDatabase()
+        try await database.withPool(size: 2) { pool in
+            // A connection killed *while in use* fails that call and is discarded at release.
+            await #expect(throws: PGError.self) {
+                try await pool.withConnection { connection in
+                    _ = try await connection.query("SELECT pg_terminate_backend(pg_backend_pid())")
+                }
+            }
+            #expect(pool.statistics.open == 0)
+            #expect(pool.statistics.idle == 0)
+            let answer = try await pool.withConnection { try await $0.query("SELECT 3 AS three").single().decode("three", as: Int.self) }
+            #expect(answer == 3)
+        }
+    }
+
+    @Test func aStatementPastItsTimeoutFailsWith57014AndTheTimeoutEndsWithTheTransaction() async throws {
+        let database = try await TestPostgres.shared.emptyDatabase()
+        try await database.withPool(size: 1) { pool in
+            await #expect {
+                try await pool.withTransaction(statementTimeout: .milliseconds(200)) { try await $0.query("SELECT pg_sleep(3)") }
+            } throws: { ($0 as? PGError)?.sqlState == .queryCanceled }
+            // Same (only) connection, new transaction: the 200 ms limit is gone.
+            let slept = try await pool.withTransaction { connection in
+                try await connection.query("SELECT pg_sleep(0.4)")
+                return try await connection.query("SELECT current_setting('statement_timeout') AS timeout").single().decode("timeout", as: String.self)
+            }
+            #expect(slept == "0")
+            #expect(pool.statistics.open == 1)
+        }
+    }
+
+    @Test func manyConcurrentTransactionsShareASmallPool() async throws {
+        let database = try await TestPostgres.shared.emptyDatabase()
+        try await database.withPool(size: 3) { pool in
+            _ = try await pool.withConnection { try await $0.query("CREATE TABLE counter (n int NOT NULL)") }
+            _ = try await pool.withConnection { try await $0.query("INSERT INTO counter VALUES (0)") }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<40 {
+                    group.addTask {
+                        _ = try await pool.withTransaction { try await $0.query("UPDATE counter SET n = n + 1") }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let total = try await pool.withConnection { try await $0.query("SELECT n FROM counter").single().decode("n", as: Int.self) }
+            #expect(total == 40)
+            #expect(pool.statistics.open <= 3)
+        }
+    }
+
+    @Test func aClosedPoolRefusesLeases() async throws {
+        let database = try await TestPostgres.shared.emptyDatabase()
+        let pool = database.pool(size: 1)
+        try await pool.withConnection { _ in }
+        pool.close()
+        await #expect { try await pool.withConnection { _ in } } throws: { ($0 as? PGError)?.kind == .client }
+        await pool.shutdownThreads()
+    }
+}
+
+/// Events in the order concurrent tasks recorded them.
+final class EventLog: Sendable {
+    private let storage = Mutex<[String]>([])
+    func append(_ event: String) { storage.withLock { $0.append(event) } }
+    var entries: [String] { storage.withLock { $0 } }
+}

@@ -1,0 +1,162 @@
+import EmbeddedPostgres
+import Foundation
+import LibPQClient
+import Logging
+import Migrations
+import Synchronization
+
+/// The test suite's real PostgreSQL server: `HABITSYNC_TEST_DATABASE_URL` when set (a role
+/// allowed to create databases), otherwise a throwaway cluster of our own, started once per
+/// test process under the temporary folder and stopped when the process exits.
+///
+/// Each test gets its own database, copied from a template that the real migrations built
+/// once, so tests run in parallel without seeing each other's rows.
+public actor TestPostgres {
+    public static let shared = TestPostgres()
+
+    private var server: Server?
+    private var templateReady = false
+    private var counter = 0
+
+    struct Server: Sendable {
+        /// Connection string of a database to run CREATE DATABASE from.
+        let admin: String
+        let forDatabase: @Sendable (String) -> String
+    }
+
+    public static let logger: Logger = {
+        var logger = Logger(label: "habitsync-tests")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    /// The repository's `migrations/` folder.
+    public static let migrationsDirectory: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("migrations")
+
+    static let templateName = "habitsync_test_template"
+
+    /// A new, empty database (no migrations applied).
+    public func emptyDatabase() async throws -> TestDatabase {
+        let server = try await startedServer()
+        let name = nextName()
+        try await Self.admin(server) { try await $0.simpleQuery(unsafeSQL: "CREATE DATABASE \(PGQuery.quoteIdentifier(name))") }
+        return TestDatabase(name: name, connectionString: server.forDatabase(name))
+    }
+
+    /// A new database with every migration applied.
+    public func migratedDatabase() async throws -> TestDatabase {
+        let server = try await startedServer()
+        if !templateReady {
+            try await buildTemplate(server)
+            templateReady = true
+        }
+        let name = nextName()
+        try await Self.admin(server) {
+            try await $0.simpleQuery(unsafeSQL: "CREATE DATABASE \(PGQuery.quoteIdentifier(name)) TEMPLATE \(Self.templateName)")
+        }
+        return TestDatabase(name: name, connectionString: server.forDatabase(name))
+    }
+
+    /// Runs `body` on a connection to the server's admin database (terminate backends, …).
+    public func withAdminConnection<T: Sendable>(_ body: @Sendable (PGConnection) async throws -> T) async throws -> T {
+        try await Self.admin(try await startedServer(), body)
+    }
+
+    private func nextName() -> String {
+        counter += 1
+        return "habitsync_test_\(getpid())_\(counter)"
+    }
+
+    private func buildTemplate(_ server: Server) async throws {
+        try await Self.admin(server) { connection in
+            try await connection.simpleQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(Self.templateName)")
+            try await connection.simpleQuery(unsafeSQL: "CREATE DATABASE \(Self.templateName)")
+        }
+        let pool = PGPool(configuration: .init(connection: .init(connectionString: server.forDatabase(Self.templateName)), maximumConnections: 1), logger: Self.logger)
+        let runner = MigrationRunner(pool: pool, directory: try MigrationDirectory(url: Self.migrationsDirectory), logger: Self.logger)
+        try await runner.up()
+        pool.close()
+        await pool.shutdownThreads()
+    }
+
+    private func startedServer() async throws -> Server {
+        if let server { return server }
+        let server: Server
+        if let url = ProcessInfo.processInfo.environment["HABITSYNC_TEST_DATABASE_URL"], !url.isEmpty {
+            server = Server(admin: url, forDatabase: { "\(url) dbname=\($0)" })
+        } else {
+            let running = try ThrowawayCluster.start()
+            server = Server(admin: running.connectionString(database: "postgres"), forDatabase: { running.connectionString(database: $0) })
+        }
+        self.server = server
+        return server
+    }
+
+    static func admin<T: Sendable>(_ server: Server, _ body: (PGConnection) async throws -> T) async throws -> T {
+        let pool = PGPool(configuration: .init(connection: .init(connectionString: server.admin), maximumConnections: 1), logger: logger)
+        defer { pool.close() }
+        return try await pool.withConnection(body)
+    }
+}
+
+/// The cluster a test process starts for itself, and stops at exit.
+enum ThrowawayCluster {
+    static let cluster = Mutex<EmbeddedPostgres?>(nil)
+
+    static func start() throws -> EmbeddedPostgres.Running {
+        removeLeftovers()
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-tests-\(getpid())")
+        let postgres = try EmbeddedPostgres(configuration: .init(directory: directory, databaseName: "postgres", durable: false), logger: TestPostgres.logger)
+        let running = try postgres.start()
+        cluster.withLock { $0 = postgres }
+        atexit {
+            ThrowawayCluster.cluster.withLock { postgres in
+                postgres?.stop(mode: .immediate)
+                if let directory = postgres?.configuration.directory { try? FileManager.default.removeItem(at: directory) }
+            }
+        }
+        return running
+    }
+
+    /// Clusters of test processes that died without their exit handler (killed runs).
+    static func removeLeftovers() {
+        let temporary = URL(fileURLWithPath: NSTemporaryDirectory())
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporary.path) else { return }
+        for name in names where name.hasPrefix("habitsync-tests-") {
+            guard let pid = Int32(name.dropFirst("habitsync-tests-".count)), pid != getpid(), kill(pid, 0) != 0 else { continue }
+            let directory = temporary.appendingPathComponent(name)
+            if let stale = try? EmbeddedPostgres(configuration: .init(directory: directory, databaseName: "postgres", durable: false), logger: TestPostgres.logger) {
+                stale.stop(mode: .immediate)
+            }
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+}
+
+/// One test's database.
+public struct TestDatabase: Sendable {
+    public let name: String
+    public let connectionString: String
+
+    /// A pool on this database, as the tables' owner (`role` nil) or as another role.
+    public func pool(size: Int = 4, role: String? = nil) -> PGPool {
+        PGPool(configuration: .init(connection: .init(connectionString: connectionString, role: role), maximumConnections: size), logger: TestPostgres.logger)
+    }
+
+    /// Runs `body` with a pool that is closed afterwards.
+    public func withPool<T: Sendable>(size: Int = 4, role: String? = nil, _ body: (PGPool) async throws -> T) async throws -> T {
+        let pool = pool(size: size, role: role)
+        do {
+            let result = try await body(pool)
+            pool.close()
+            await pool.shutdownThreads()
+            return result
+        } catch {
+            pool.close()
+            await pool.shutdownThreads()
+            throw error
+        }
+    }
+}
