@@ -13,7 +13,7 @@ public enum SQLStatementSplitter {
     public static func split(_ text: String) -> [Statement] {
         let chars = Array(text.unicodeScalars)
         var statements: [Statement] = []
-        var start = 0
+        var start = 0  // first meaningful character of the current statement
         var index = 0
         var line = 1
         var startLine: Int? = nil  // line of the first meaningful character of the current statement
@@ -26,7 +26,6 @@ public enum SQLStatementSplitter {
                 let sql = String(String.UnicodeScalarView(chars[start..<end]))
                 statements.append(Statement(sql: sql.trimmingWhitespace(), line: firstLine))
             }
-            start = end + 1
             startLine = nil
         }
         func advance() {
@@ -60,7 +59,10 @@ public enum SQLStatementSplitter {
                 advance()
                 continue
             }
-            if !c.properties.isWhitespace && startLine == nil { startLine = line }
+            if !c.properties.isWhitespace && startLine == nil {
+                startLine = line
+                start = index
+            }
             if c == "'" {
                 let backslashEscapes = index > 0 && (chars[index - 1] == "E" || chars[index - 1] == "e")
                     && (index < 2 || !isIdentifierChar(chars[index - 2]))
