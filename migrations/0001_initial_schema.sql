@@ -188,13 +188,14 @@ CREATE TABLE habits (
         name IS NOT NULL AND habit_description IS NOT NULL AND icon IS NOT NULL AND habit_type IS NOT NULL
         AND goal_count IS NOT NULL AND goal_unit IS NOT NULL AND schedule_type IS NOT NULL
         AND start_date IS NOT NULL AND created_at IS NOT NULL)),
-    CONSTRAINT habits_schedule CHECK (schedule_type IS NULL OR CASE schedule_type
+    -- coalesce: a NULL schedule_n would make the CASE NULL, which a CHECK lets through.
+    CONSTRAINT habits_schedule CHECK (schedule_type IS NULL OR coalesce(CASE schedule_type
         WHEN 'daily' THEN schedule_n IS NULL AND schedule_weekdays IS NULL
         WHEN 'everyNDays' THEN schedule_n >= 1 AND schedule_weekdays IS NULL
         WHEN 'specificWeekdays' THEN schedule_n IS NULL AND schedule_weekdays IS NOT NULL AND habitsync_valid_weekdays(schedule_weekdays)
         WHEN 'frequencyWeekly' THEN schedule_n BETWEEN 1 AND 7 AND schedule_weekdays IS NULL
         WHEN 'frequencyMonthly' THEN schedule_n BETWEEN 1 AND 31 AND schedule_weekdays IS NULL
-        END),
+        END, false)),
     CONSTRAINT habits_breaking_baseline CHECK (habit_type IS DISTINCT FROM 'breaking'
         OR (baseline_count IS NOT NULL AND baseline_count > goal_count)),
     CONSTRAINT habits_date_range CHECK (end_date IS NULL OR end_date >= start_date)
@@ -230,7 +231,7 @@ CREATE TABLE reminders (
     user_id                 text NOT NULL,
     id                      uuid NOT NULL,
     habit_id                uuid,
-    time_of_day             time(0),
+    time_of_day             time(0) CHECK (EXTRACT(SECOND FROM time_of_day) = 0),
     is_active               boolean,
     notification_identifier text CHECK (char_length(notification_identifier) <= 200),
     updated_at              timestamptz(3) NOT NULL,
@@ -513,7 +514,7 @@ CREATE TABLE usage_events (
     PRIMARY KEY (tenant_id, user_id, id, occurred_at),
     FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, user_id) ON DELETE CASCADE,
     CONSTRAINT usage_events_pause_within_timer CHECK (pause_duration <= timer_duration),
-    CONSTRAINT usage_events_proceed_target CHECK (event_type <> 'proceed_to_app' OR char_length(btrim(target_app_name)) >= 1)
+    CONSTRAINT usage_events_proceed_target CHECK (event_type <> 'proceed_to_app' OR coalesce(char_length(btrim(target_app_name)) >= 1, false))
 ) PARTITION BY RANGE (occurred_at);
 CREATE INDEX usage_events_pull ON usage_events (tenant_id, user_id, server_version);
 CREATE INDEX usage_events_by_id ON usage_events (tenant_id, user_id, id);

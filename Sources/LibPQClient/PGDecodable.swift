@@ -9,7 +9,7 @@ public protocol PGDecodable: Sendable {
 }
 
 extension String: PGDecodable {
-    static let textTypes: Set<PGTypeOID> = [.text, .varchar, .bpchar, .name, .unknown, .json, .jsonb, .uuid, .date, .time, .interval, .numeric]
+    static let textTypes: Set<PGTypeOID> = [.text, .varchar, .bpchar, .char, .name, .unknown, .json, .jsonb, .uuid, .date, .time, .interval, .numeric]
     public static func accepts(_ type: PGTypeOID) -> Bool { textTypes.contains(type) }
     public init?(pgText text: String, type: PGTypeOID) { self = text }
 }

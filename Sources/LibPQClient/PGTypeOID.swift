@@ -6,6 +6,7 @@ public struct PGTypeOID: Hashable, Sendable, CustomStringConvertible {
     public static let unspecified = PGTypeOID(0)
     public static let bool = PGTypeOID(16)
     public static let bytea = PGTypeOID(17)
+    public static let char = PGTypeOID(18)
     public static let name = PGTypeOID(19)
     public static let int8 = PGTypeOID(20)
     public static let int2 = PGTypeOID(21)
@@ -40,7 +41,7 @@ public struct PGTypeOID: Hashable, Sendable, CustomStringConvertible {
     public static let jsonbArray = PGTypeOID(3807)
 
     private static let names: [UInt32: String] = [
-        16: "bool", 17: "bytea", 19: "name", 20: "int8", 21: "int2", 23: "int4", 25: "text",
+        16: "bool", 17: "bytea", 18: "char", 19: "name", 20: "int8", 21: "int2", 23: "int4", 25: "text",
         26: "oid", 114: "json", 700: "float4", 701: "float8", 705: "unknown", 1042: "bpchar",
         1043: "varchar", 1082: "date", 1083: "time", 1114: "timestamp", 1184: "timestamptz",
         1186: "interval", 1700: "numeric", 2950: "uuid", 3802: "jsonb", 1000: "bool[]",

@@ -14,8 +14,10 @@ import Synchronization
 public actor TestPostgres {
     public static let shared = TestPostgres()
 
-    private var server: Server?
-    private var templateReady = false
+    // Tasks, not values: an actor method suspends at each await, and concurrent tests must
+    // share the one start-up instead of racing to do it twice.
+    private var serverTask: Task<Server, any Error>?
+    private var templateTask: Task<Void, any Error>?
     private var counter = 0
 
     struct Server: Sendable {
@@ -48,10 +50,10 @@ public actor TestPostgres {
     /// A new database with every migration applied.
     public func migratedDatabase() async throws -> TestDatabase {
         let server = try await startedServer()
-        if !templateReady {
-            try await buildTemplate(server)
-            templateReady = true
+        if templateTask == nil {
+            templateTask = Task { try await Self.buildTemplate(server) }
         }
+        try await templateTask!.value
         let name = nextName()
         try await Self.admin(server) {
             try await $0.simpleQuery(unsafeSQL: "CREATE DATABASE \(PGQuery.quoteIdentifier(name)) TEMPLATE \(Self.templateName)")
@@ -69,7 +71,7 @@ public actor TestPostgres {
         return "habitsync_test_\(getpid())_\(counter)"
     }
 
-    private func buildTemplate(_ server: Server) async throws {
+    private static func buildTemplate(_ server: Server) async throws {
         try await Self.admin(server) { connection in
             try await connection.simpleQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(Self.templateName)")
             try await connection.simpleQuery(unsafeSQL: "CREATE DATABASE \(Self.templateName)")
@@ -82,16 +84,17 @@ public actor TestPostgres {
     }
 
     private func startedServer() async throws -> Server {
-        if let server { return server }
-        let server: Server
-        if let url = ProcessInfo.processInfo.environment["HABITSYNC_TEST_DATABASE_URL"], !url.isEmpty {
-            server = Server(admin: url, forDatabase: { "\(url) dbname=\($0)" })
-        } else {
-            let running = try ThrowawayCluster.start()
-            server = Server(admin: running.connectionString(database: "postgres"), forDatabase: { running.connectionString(database: $0) })
+        if serverTask == nil {
+            serverTask = Task {
+                if let url = ProcessInfo.processInfo.environment["HABITSYNC_TEST_DATABASE_URL"], !url.isEmpty {
+                    // A key=value conninfo; a later dbname overrides the one it names.
+                    return Server(admin: url, forDatabase: { "\(url) dbname=\($0)" })
+                }
+                let running = try ThrowawayCluster.start()
+                return Server(admin: running.connectionString(database: "postgres"), forDatabase: { running.connectionString(database: $0) })
+            }
         }
-        self.server = server
-        return server
+        return try await serverTask!.value
     }
 
     static func admin<T: Sendable>(_ server: Server, _ body: (PGConnection) async throws -> T) async throws -> T {
