@@ -1,0 +1,76 @@
+import Foundation
+import HabitSyncServer
+import LibPQClient
+import Logging
+import ServiceLifecycle
+import TestSupport
+
+/// The real application from `buildApplication`, serving on a free port for one test.
+struct RunningServer {
+    let baseURL: String
+    let readiness: Readiness
+    let pool: PGPool
+
+    static func with<T: Sendable>(
+        database: TestDatabase, binaryHeadVersion: Int = 2,
+        _ body: (RunningServer) async throws -> T
+    ) async throws -> T {
+        let pool = database.pool(size: 4, role: "habitsync_app")
+        let readiness = Readiness()
+        let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
+        let app = buildApplication(
+            configuration: ServerConfiguration(host: "127.0.0.1", port: 0), pool: pool, readiness: readiness,
+            binaryHeadVersion: binaryHeadVersion, logger: TestPostgres.logger,
+            onServerRunning: { portContinuation.yield($0) })
+        let group = ServiceGroup(services: [pool, app, readiness], logger: TestPostgres.logger)
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            var port = 0
+            for await bound in portStream {
+                port = bound
+                break
+            }
+            let server = RunningServer(baseURL: "http://127.0.0.1:\(port)", readiness: readiness, pool: pool)
+            do {
+                let result = try await body(server)
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+                await pool.shutdownThreads()
+                return result
+            } catch {
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                await pool.shutdownThreads()
+                throw error
+            }
+        }
+    }
+
+    func get(_ path: String) async throws -> TestHTTP.Reply {
+        try await TestHTTP.request("GET", baseURL + path)
+    }
+}
+
+/// Checks the Prometheus text exposition format line by line; returns the samples.
+func parsePrometheusText(_ text: String) throws -> [String: Double] {
+    struct Invalid: Error, CustomStringConvertible { let description: String }
+    let name = #"[a-zA-Z_:][a-zA-Z0-9_:]*"#
+    let label = #"[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*""#
+    let sample = try Regex("^(\(name))(\\{(\(label))(,\(label))*\\})? (-?[0-9.eE+-]+|NaN|\\+Inf|-Inf)$")
+    let help = try Regex("^# HELP \(name) .*$")
+    let type = try Regex("^# TYPE \(name) (counter|gauge|histogram|summary|untyped)$")
+    var samples: [String: Double] = [:]
+    for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+        let line = String(line)
+        if line.hasPrefix("#") {
+            guard (try? help.wholeMatch(in: line)) != nil || (try? type.wholeMatch(in: line)) != nil else {
+                throw Invalid(description: "bad comment line: \(line)")
+            }
+            continue
+        }
+        guard (try sample.wholeMatch(in: line)) != nil else { throw Invalid(description: "bad sample line: \(line)") }
+        let parts = line.split(separator: " ")
+        samples[String(parts.dropLast().joined(separator: " "))] = Double(parts.last!)
+    }
+    return samples
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The real binary, as ops run it: no DATABASE_URL, so it creates and runs the embedded
+/// database, serves, and on SIGTERM drains, stops the database, and exits 0.
+@Suite struct ServerProcessTests {
+    static var binary: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("habitsync-server")
+    }
+
+    @Test func servesOnTheEmbeddedDatabaseAndExitsZeroOnSIGTERM() async throws {
+        let workDirectory = try makeTemporaryDirectory("habitsync-serve")
+        defer { try? FileManager.default.removeItem(at: workDirectory) }
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--port", "0", "--migrations-dir", TestPostgres.migrationsDirectory.path, "--drain-timeout", "10s", "--log-format", "json"]
+        process.currentDirectoryURL = workDirectory
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "DATABASE_URL")
+        process.environment = environment
+        let logFile = workDirectory.appendingPathComponent("server.log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logFile)
+        process.standardError = log
+        process.standardOutput = log
+        try process.run()
+
+        // The bound port is in the "serving" log line.
+        var port: Int?
+        for _ in 0..<600 where port == nil {
+            try await Task.sleep(for: .milliseconds(100))
+            let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            for line in text.split(separator: "\n") where line.contains("\"msg\":\"serving\"") {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                port = (object?["port"] as? String).flatMap(Int.init)
+            }
+            if !process.isRunning { break }
+        }
+        let serverLog = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        let boundPort = try #require(port, "the server did not report serving:\n\(serverLog)")
+
+        let ready = try await TestHTTP.request("GET", "http://127.0.0.1:\(boundPort)/readyz")
+        #expect(ready.status == 200)
+        let metrics = try await TestHTTP.request("GET", "http://127.0.0.1:\(boundPort)/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.text.contains("habitsync_schema_version"))
+        let pidFile = workDirectory.appendingPathComponent(".habitsync/postgres/data/postmaster.pid")
+        #expect(FileManager.default.fileExists(atPath: pidFile.path), "the embedded cluster lives under ./.habitsync/postgres")
+
+        let clock = ContinuousClock()
+        let signalled = clock.now
+        kill(process.processIdentifier, SIGTERM)
+        while process.isRunning && clock.now - signalled < .seconds(20) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(!process.isRunning, "still running 20 s after SIGTERM")
+        #expect(process.terminationStatus == 0)
+        #expect(clock.now - signalled < .seconds(12), "exited within the drain deadline")
+        #expect(!FileManager.default.fileExists(atPath: pidFile.path), "the embedded database was stopped")
+        let finalLog = try String(contentsOf: logFile, encoding: .utf8)
+        #expect(finalLog.contains("\"msg\":\"stopped\""))
+        // Logs carry no connection secrets.
+        #expect(!finalLog.contains("password="))
+    }
+
+    @Test func aBadSettingStopsStartUpNamingItself() throws {
+        for (variable, value) in [("HABITSYNC_PORT", "eighty"), ("HABITSYNC_POOL_SIZE", "0"), ("HABITSYNC_MIGRATE", "sometimes"), ("HABITSYNC_STATEMENT_TIMEOUT", "-5s")] {
+            let process = Process()
+            process.executableURL = Self.binary
+            process.arguments = ["serve"]
+            var environment = ProcessInfo.processInfo.environment
+            environment[variable] = value
+            environment["DATABASE_URL"] = "host=127.0.0.1 port=1"
+            process.environment = environment
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus != 0)
+            #expect(message.contains(variable) && message.contains(value), "\(variable): \(message)")
+        }
+    }
+
+    @Test func helpDocumentsEveryEnvironmentVariable() throws {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--help"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        process.waitUntilExit()
+        let help = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        for variable in ["DATABASE_URL", "HABITSYNC_HOST", "HABITSYNC_PORT", "HABITSYNC_MIGRATE", "HABITSYNC_POOL_SIZE",
+                         "HABITSYNC_STATEMENT_TIMEOUT", "HABITSYNC_DRAIN_TIMEOUT", "HABITSYNC_DATA_DIR", "HABITSYNC_MIGRATIONS_DIR",
+                         "HABITSYNC_LOG_LEVEL", "HABITSYNC_LOG_FORMAT"] {
+            #expect(help.contains(variable), "--help does not mention \(variable)")
+        }
+    }
+}
