@@ -122,6 +122,7 @@ public final class EmbeddedPostgres: Sendable {
             guard let account = getpwnam(configuration.osUserWhenRoot) else {
                 throw EmbeddedPostgresError("PostgreSQL refuses to run as root and there is no '\(configuration.osUserWhenRoot)' user to run it as; install the postgresql package or set DATABASE_URL")
             }
+            try Self.checkTraversable(configuration.directory, by: account.pointee.pw_uid, group: account.pointee.pw_gid, userName: configuration.osUserWhenRoot)
             for directory in [dataDirectory, socketDirectory] {
                 guard chown(directory.path, account.pointee.pw_uid, account.pointee.pw_gid) == 0 else {
                     throw EmbeddedPostgresError("could not hand \(directory.path) to the '\(configuration.osUserWhenRoot)' user (errno \(errno))")
@@ -131,6 +132,24 @@ public final class EmbeddedPostgres: Sendable {
                 _ = FileManager.default.createFile(atPath: logFile.path, contents: nil, attributes: [.posixPermissions: 0o640])
             }
             _ = chown(logFile.path, account.pointee.pw_uid, account.pointee.pw_gid)
+        }
+    }
+
+    /// The cluster's user must be able to enter every folder above the cluster (PostgreSQL
+    /// changes into its data directory); a checkout under /root, say, is closed to it.
+    static func checkTraversable(_ directory: URL, by uid: uid_t, group gid: gid_t, userName: String) throws {
+        var current = directory.standardizedFileURL
+        while current.path != "/" {
+            var info = stat()
+            if stat(current.path, &info) == 0 {
+                let mode = info.st_mode
+                let traversable = info.st_uid == uid ? mode & S_IXUSR != 0 : info.st_gid == gid ? mode & S_IXGRP != 0 : mode & S_IXOTH != 0
+                guard traversable else {
+                    throw EmbeddedPostgresError(
+                        "the embedded database runs as the '\(userName)' user, which cannot enter \(current.path); point HABITSYNC_DATA_DIR (or --data-dir) at a folder it can reach, such as /var/tmp/habitsync, or set DATABASE_URL")
+                }
+            }
+            current = current.deletingLastPathComponent()
         }
     }
 
