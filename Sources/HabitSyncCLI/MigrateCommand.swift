@@ -19,16 +19,14 @@ struct MigrateCommand: AsyncParsableCommand {
         let options = try common.migrationOptions()
         let database = try common.openDatabase(logger: logger)
         defer { database.close() }
-        let pool = PGPool(configuration: .init(connection: PGConnectionConfiguration(connectionString: database.connectionString, applicationName: "habitsync-server migrate"), maximumConnections: 1), logger: logger)
-        let runner = MigrationRunner(pool: pool, directory: directory, options: options, logger: logger)
+        let configuration = PGPool.Configuration(
+            connection: PGConnectionConfiguration(connectionString: database.connectionString, applicationName: "habitsync-server migrate"),
+            maximumConnections: 1)
         do {
-            let result = try await body(runner)
-            pool.close()
-            await pool.shutdownThreads()
-            return result
+            return try await PGPool.withPool(configuration, logger: logger) { pool in
+                try await body(MigrationRunner(pool: pool, directory: directory, options: options, logger: logger))
+            }
         } catch {
-            pool.close()
-            await pool.shutdownThreads()
             throw CLIFailure(message: "\(error)")
         }
     }

@@ -121,27 +121,29 @@ struct ServeCommand: AsyncParsableCommand {
     /// Applies or checks migrations on a connection of the login role (the tables' owner).
     static func prepareSchema(mode: MigrateMode, connectionString: String, directory: MigrationDirectory, options: MigrationRunner.Options, logger: Logger) async throws {
         guard mode != .off else { return }
-        let pool = PGPool(configuration: .init(connection: PGConnectionConfiguration(connectionString: connectionString, applicationName: "habitsync-server migrate"), maximumConnections: 1), logger: logger)
-        defer { pool.close() }
-        let runner = MigrationRunner(pool: pool, directory: directory, options: options, logger: logger)
-        switch mode {
-        case .auto:
-            let result = try await runner.up()
-            logger.info("schema ready", metadata: ["applied": "\(result.applied.count)", "database_version": "\(result.status.databaseVersion)"])
-        case .check:
-            let status = try await runner.validate()
-            if status.databaseIsAhead {
-                logger.warning("the database is ahead of this binary; serving anyway (migrations are expand/contract)", metadata: [
-                    "database_version": "\(status.databaseVersion)", "binary_head": "\(status.headVersion)",
-                ])
+        let configuration = PGPool.Configuration(
+            connection: PGConnectionConfiguration(connectionString: connectionString, applicationName: "habitsync-server migrate"),
+            maximumConnections: 1)
+        try await PGPool.withPool(configuration, logger: logger) { pool in
+            let runner = MigrationRunner(pool: pool, directory: directory, options: options, logger: logger)
+            switch mode {
+            case .auto:
+                let result = try await runner.up()
+                logger.info("schema ready", metadata: ["applied": "\(result.applied.count)", "database_version": "\(result.status.databaseVersion)"])
+            case .check:
+                let status = try await runner.validate()
+                if status.databaseIsAhead {
+                    logger.warning("the database is ahead of this binary; serving anyway (migrations are expand/contract)", metadata: [
+                        "database_version": "\(status.databaseVersion)", "binary_head": "\(status.headVersion)",
+                    ])
+                }
+                if let first = status.pending.first {
+                    throw MigrationError(.pending, "\(status.pending.count) migration(s) pending, starting with \(first.fileName); run `habitsync-server migrate up` first (--migrate check)")
+                }
+            case .off:
+                break
             }
-            if let first = status.pending.first {
-                throw MigrationError(.pending, "\(status.pending.count) migration(s) pending, starting with \(first.fileName); run `habitsync-server migrate up` first (--migrate check)")
-            }
-        case .off:
-            break
         }
-        await pool.shutdownThreads()
     }
 }
 

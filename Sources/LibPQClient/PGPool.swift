@@ -162,6 +162,25 @@ public final class PGPool: Service, Sendable {
         }
     }
 
+    /// A pool for the duration of `body` (a command, a test): closed and its threads stopped
+    /// afterwards, whether `body` returns or throws. Long-running servers run the pool as a
+    /// service instead.
+    public static func withPool<Result>(
+        _ configuration: Configuration, logger: Logger, _ body: (PGPool) async throws -> Result
+    ) async throws -> Result {
+        let pool = PGPool(configuration: configuration, logger: logger)
+        do {
+            let result = try await body(pool)
+            pool.close()
+            await pool.shutdownThreads()
+            return result
+        } catch {
+            pool.close()
+            await pool.shutdownThreads()
+            throw error
+        }
+    }
+
     /// Stops the pool's threads; call once after `close()` when nothing uses the pool any more.
     public func shutdownThreads() async {
         try? await threadPool.shutdownGracefully()

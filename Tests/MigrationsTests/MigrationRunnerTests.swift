@@ -48,7 +48,10 @@ import TestSupport
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        for pool in pools { pool.close() }
+        for pool in pools {
+            pool.close()
+            await pool.shutdownThreads()
+        }
         #expect(appliedCounts.reduce(0, +) == directory.files.count)
         #expect(appliedCounts.filter { $0 > 0 }.count >= 1)
         try await database.withPool(size: 1) { pool in
@@ -209,7 +212,6 @@ import TestSupport
             try await folder.runner(pool).up()
             try folder.write("0002_alter.sql", "ALTER TABLE busy ADD COLUMN m int;")
             let holder = database.pool(size: 1)
-            defer { holder.close() }
             let lockHeld = AsyncStream<Void>.makeStream()
             async let holding: Void = holder.withTransaction { connection in
                 try await connection.query("LOCK TABLE busy IN ACCESS SHARE MODE")
@@ -226,6 +228,8 @@ import TestSupport
             // It gave up long before the holder let go.
             #expect(clock.now - started < .seconds(1.4))
             try await holding
+            holder.close()
+            await holder.shutdownThreads()
             #expect(try await historyVersions(pool) == [1])
         }
     }

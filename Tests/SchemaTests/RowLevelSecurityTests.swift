@@ -90,9 +90,7 @@ import TestSupport
     @Test func unscopedStatementsInTenantAsContextNeverTouchTenantB() async throws {
         let world = try await Self.world()
         let tables = try await world.database.withPool(size: 1) { try await Self.perTenantTables($0) }
-        let owner = world.database.pool(size: 1)
-        defer { owner.close() }
-        let bRowsBefore = try await Self.rowsPerTable(owner, tables, tenant: world.tenantB)
+        let bRowsBefore = try await world.database.withPool(size: 1) { try await Self.rowsPerTable($0, tables, tenant: world.tenantB) }
         #expect(bRowsBefore.values.allSatisfy { $0 > 0 } == false)  // partitions without rows exist
         #expect(bRowsBefore.filter { $0.value > 0 }.count >= 18, "tenant B has rows in every data table")
 
@@ -131,7 +129,7 @@ import TestSupport
                 try await connection.simpleQuery(unsafeSQL: "ROLLBACK")
             }
         }
-        let bRowsAfter = try await Self.rowsPerTable(owner, tables, tenant: world.tenantB)
+        let bRowsAfter = try await world.database.withPool(size: 1) { try await Self.rowsPerTable($0, tables, tenant: world.tenantB) }
         #expect(bRowsAfter == bRowsBefore)
     }
 

@@ -76,11 +76,10 @@ public actor TestPostgres {
             try await connection.simpleQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(Self.templateName)")
             try await connection.simpleQuery(unsafeSQL: "CREATE DATABASE \(Self.templateName)")
         }
-        let pool = PGPool(configuration: .init(connection: .init(connectionString: server.forDatabase(Self.templateName)), maximumConnections: 1), logger: Self.logger)
-        let runner = MigrationRunner(pool: pool, directory: try MigrationDirectory(url: Self.migrationsDirectory), logger: Self.logger)
-        try await runner.up()
-        pool.close()
-        await pool.shutdownThreads()
+        let directory = try MigrationDirectory(url: Self.migrationsDirectory)
+        try await PGPool.withPool(.init(connection: .init(connectionString: server.forDatabase(Self.templateName)), maximumConnections: 1), logger: logger) { pool in
+            try await MigrationRunner(pool: pool, directory: directory, logger: logger).up()
+        }
     }
 
     private func startedServer() async throws -> Server {
@@ -98,9 +97,9 @@ public actor TestPostgres {
     }
 
     static func admin<T: Sendable>(_ server: Server, _ body: (PGConnection) async throws -> T) async throws -> T {
-        let pool = PGPool(configuration: .init(connection: .init(connectionString: server.admin), maximumConnections: 1), logger: logger)
-        defer { pool.close() }
-        return try await pool.withConnection(body)
+        try await PGPool.withPool(.init(connection: .init(connectionString: server.admin), maximumConnections: 1), logger: logger) { pool in
+            try await pool.withConnection(body)
+        }
     }
 }
 
@@ -150,16 +149,6 @@ public struct TestDatabase: Sendable {
 
     /// Runs `body` with a pool that is closed afterwards.
     public func withPool<T: Sendable>(size: Int = 4, role: String? = nil, _ body: (PGPool) async throws -> T) async throws -> T {
-        let pool = pool(size: size, role: role)
-        do {
-            let result = try await body(pool)
-            pool.close()
-            await pool.shutdownThreads()
-            return result
-        } catch {
-            pool.close()
-            await pool.shutdownThreads()
-            throw error
-        }
+        try await PGPool.withPool(.init(connection: .init(connectionString: connectionString, role: role), maximumConnections: size), logger: TestPostgres.logger, body)
     }
 }
