@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         // 4.x: jwt-kit 5 needs it (see ../shared/notes); used here for migration checksums.
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        // JWT verification (HS256, ES256, RS256): a well-kept library, not hand-written crypto.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         // libpq's C API, and nothing else.
@@ -63,12 +65,32 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Access tokens: tenant keys, verification and minting. No I/O.
+        .target(
+            name: "HabitSyncAuth",
+            dependencies: [
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The store: tenants, keys, and (next) turning batches of changes into set-based SQL.
+        .target(
+            name: "HabitSyncStore",
+            dependencies: [
+                "LibPQClient",
+                "HabitSyncAuth",
+            ],
+            swiftSettings: strictSettings
+        ),
         // HTTP: decode, authorise, call the store, encode. Health, readiness, metrics.
         .target(
             name: "HabitSyncServer",
             dependencies: [
                 "LibPQClient",
                 "Migrations",
+                "HabitSyncAuth",
+                "HabitSyncStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -82,6 +104,8 @@ let package = Package(
             name: "HabitSyncCLI",
             dependencies: [
                 "LibPQClient",
+                "HabitSyncAuth",
+                "HabitSyncStore",
                 "Migrations",
                 "EmbeddedPostgres",
                 "HabitSyncServer",
@@ -122,6 +146,16 @@ let package = Package(
         .testTarget(
             name: "SchemaTests",
             dependencies: ["LibPQClient", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AuthTests",
+            dependencies: [
+                "HabitSyncAuth", "HabitSyncStore", "HabitSyncServer", "HabitSyncCLI", "habitsync-server", "LibPQClient", "TestSupport",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

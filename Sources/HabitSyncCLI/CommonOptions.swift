@@ -82,6 +82,30 @@ struct CommonOptions: ParsableArguments {
     }
 }
 
+extension CommonOptions {
+    /// Runs an admin command's `body` with a small pool of the login role (the schema owner)
+    /// on `DATABASE_URL` or the embedded database; failures become `error: …` and exit 1.
+    func withOwnerPool<T>(logger: Logger, applicationName: String, _ body: (PGPool) async throws -> T) async throws -> T {
+        let database = try openDatabase(logger: logger)
+        defer { database.close() }
+        let configuration = PGPool.Configuration(
+            connection: PGConnectionConfiguration(connectionString: database.connectionString, applicationName: applicationName),
+            maximumConnections: 1)
+        do {
+            return try await PGPool.withPool(configuration, logger: logger, body)
+        } catch {
+            throw CLIFailure(message: "\(error)")
+        }
+    }
+
+    /// A logger for admin commands: warnings and worse unless a level was asked for.
+    func makeQuietLogger() throws -> Logger {
+        var logger = try makeLogger()
+        if logLevel == nil && ConfigurationValue.environment["HABITSYNC_LOG_LEVEL"] == nil { logger.logLevel = .warning }
+        return logger
+    }
+}
+
 /// Where the database is; stops the embedded cluster if this process started it.
 struct DatabaseLocation {
     let connectionString: String

@@ -35,6 +35,7 @@ struct ConfigurationValue {
     static func duration(_ text: String) -> Duration? {
         let units: [(String, (Double) -> Duration)] = [
             ("ms", { .milliseconds($0) }), ("s", { .milliseconds($0 * 1000) }), ("m", { .milliseconds($0 * 60_000) }),
+            ("h", { .milliseconds($0 * 3_600_000) }), ("d", { .milliseconds($0 * 86_400_000) }),
         ]
         for (suffix, make) in units where text.hasSuffix(suffix) {
             guard let number = Double(text.dropLast(suffix.count)), number > 0, number.isFinite else { return nil }

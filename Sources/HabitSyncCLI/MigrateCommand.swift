@@ -13,21 +13,11 @@ struct MigrateCommand: AsyncParsableCommand {
 
     /// Runs `body` with a migration runner on a one-connection pool of the login role.
     static func withRunner<T>(_ common: CommonOptions, _ body: (MigrationRunner) async throws -> T) async throws -> T {
-        var logger = try common.makeLogger()
-        if common.logLevel == nil && ConfigurationValue.environment["HABITSYNC_LOG_LEVEL"] == nil { logger.logLevel = .warning }
+        let logger = try common.makeQuietLogger()
         let directory = try common.migrationDirectory()
         let options = try common.migrationOptions()
-        let database = try common.openDatabase(logger: logger)
-        defer { database.close() }
-        let configuration = PGPool.Configuration(
-            connection: PGConnectionConfiguration(connectionString: database.connectionString, applicationName: "habitsync-server migrate"),
-            maximumConnections: 1)
-        do {
-            return try await PGPool.withPool(configuration, logger: logger) { pool in
-                try await body(MigrationRunner(pool: pool, directory: directory, options: options, logger: logger))
-            }
-        } catch {
-            throw CLIFailure(message: "\(error)")
+        return try await common.withOwnerPool(logger: logger, applicationName: "habitsync-server migrate") { pool in
+            try await body(MigrationRunner(pool: pool, directory: directory, options: options, logger: logger))
         }
     }
 

@@ -29,6 +29,9 @@ public struct APIError: Error, Sendable, HTTPResponseError {
         status: .serviceUnavailable, code: "unavailable",
         message: "the database is unreachable; retry shortly", retryAfterSeconds: 2)
 
+    /// The one answer to every authentication failure.
+    public static let unauthorized = APIError(status: .unauthorized, code: "unauthorized", message: "missing or invalid access token")
+
     public static let internalError = APIError(
         status: .internalServerError, code: "internal", message: "an unexpected error occurred; it has been logged")
 
@@ -65,6 +68,7 @@ public struct APIError: Error, Sendable, HTTPResponseError {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
+        if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

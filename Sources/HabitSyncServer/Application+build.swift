@@ -1,3 +1,4 @@
+import HabitSyncStore
 import Hummingbird
 import LibPQClient
 import Logging
@@ -20,10 +21,13 @@ public func buildApplication(
     logger: Logger,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    let router = Router(context: BasicRequestContext.self)
+    let router = Router(context: HabitSyncRequestContext.self)
     router.add(middleware: RequestObservationMiddleware(metrics: metrics))
     HealthController(pool: pool, readiness: readiness, metrics: metrics, binaryHeadVersion: binaryHeadVersion)
         .addRoutes(to: router)
+    // The sync API: every route below requires a verified token.
+    let authenticator = Authenticator(tenants: TenantStore(pool: pool))
+    _ = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),

@@ -5,9 +5,7 @@ import TestSupport
 /// The real binary, as ops run it: no DATABASE_URL, so it creates and runs the embedded
 /// database, serves, and on SIGTERM drains, stops the database, and exits 0.
 @Suite struct ServerProcessTests {
-    static var binary: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("habitsync-server")
-    }
+    static var binary: URL { HabitSyncBinary.url }
 
     @Test func servesOnTheEmbeddedDatabaseAndExitsZeroOnSIGTERM() async throws {
         let workDirectory = try makeTemporaryDirectory("habitsync-serve")

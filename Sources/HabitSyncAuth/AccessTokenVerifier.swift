@@ -1,0 +1,50 @@
+import Foundation
+import JWTKit
+
+/// Who a verified token speaks for. Every query of the request is scoped by these two.
+public struct VerifiedIdentity: Sendable, Equatable {
+    public let tenantID: UUID
+    public let userID: String
+    public let expiresAt: Date
+}
+
+/// Verifies an access token against the keys of the tenant it names, and only those.
+public enum AccessTokenVerifier {
+    /// Clock skew tolerated on `exp` and `nbf`.
+    public static let leeway: TimeInterval = 60
+
+    /// - Parameters:
+    ///   - keys: the active keys of `token.tenantID`'s tenant (none when it does not exist).
+    public static func verify(_ token: String, unverified: UnverifiedToken, keys: [TenantKey], now: Date = Date()) async throws(AuthenticationFailure) -> VerifiedIdentity {
+        guard let algorithm = TokenAlgorithm(rawValue: unverified.algorithm) else {
+            throw AuthenticationFailure("algorithm \(unverified.algorithm) is not accepted")
+        }
+        // The header's algorithm must be the key's own: no HS256 token checked against an
+        // RSA public key's bytes, whatever the library would do.
+        var candidates = keys.filter { $0.algorithm == algorithm }
+        if let keyID = unverified.keyID, let exact = candidates.first(where: { $0.id.uuidString.lowercased() == keyID.lowercased() }) {
+            candidates = [exact]
+        }
+        guard !candidates.isEmpty else { throw AuthenticationFailure("no \(algorithm.rawValue) key for the tenant") }
+        var claims: AccessTokenClaims?
+        for key in candidates {
+            do {
+                claims = try await key.keyCollection().verify(token, as: AccessTokenClaims.self)
+                break
+            } catch {
+                continue
+            }
+        }
+        guard let claims else { throw AuthenticationFailure("signature does not verify") }
+        guard UUID(uuidString: claims.tid) == unverified.tenantID else { throw AuthenticationFailure("tid changed") }
+        do {
+            try claims.exp.verifyNotExpired(currentDate: now.addingTimeInterval(-leeway))
+            try claims.nbf?.verifyNotBefore(currentDate: now.addingTimeInterval(leeway))
+        } catch {
+            throw AuthenticationFailure("outside its validity window")
+        }
+        let subject = claims.sub.value
+        guard (1...255).contains(subject.count) else { throw AuthenticationFailure("sub must be 1–255 characters") }
+        return VerifiedIdentity(tenantID: unverified.tenantID, userID: subject, expiresAt: claims.exp.value)
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import HabitSyncAuth
+import HabitSyncStore
+
+/// `habitsync-server token mint`: a JWT for development and tests (HS256 tenants).
+struct TokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Access tokens for development.",
+        subcommands: [Mint.self])
+
+    struct Mint: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Sign a token with the tenant's HS256 key; prints the token.")
+
+        @OptionGroup var common: CommonOptions
+        @Option(help: "Tenant id or name.") var tenant: String
+        @Option(help: "User id (the sub claim).") var user: String
+        @Option(help: "Lifetime, e.g. 1h or 15m.") var ttl: String = "1h"
+        @Flag(help: "Print one JSON object instead of the token.") var json = false
+
+        func validate() throws {
+            guard (1...255).contains(user.count) else { throw ValidationError("--user must be 1–255 characters") }
+            guard ConfigurationValue.duration(ttl) != nil else { throw ValidationError("--ttl '\(ttl)': must be a duration such as 1h") }
+        }
+
+        func run() async throws {
+            let duration = ConfigurationValue.duration(ttl)!
+            let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            let (tenantID, key) = try await common.withOwnerPool(logger: try common.makeQuietLogger(), applicationName: "habitsync-server token") { pool in
+                let store = TenantStore(pool: pool)
+                guard let found = try await store.find(tenant) else { throw StoreError(.tenantNotFound, "no tenant '\(tenant)'") }
+                return (found.id, try await store.signingKey(tenantID: found.id))
+            }
+            let token = try await TokenMinter.mint(tenantID: tenantID, userID: user, key: key, ttl: seconds)
+            guard json else {
+                print(token)
+                return
+            }
+            let object: [String: Any] = ["token": token, "tenantId": tenantID.uuidString.lowercased(), "user": user, "expiresIn": Int(seconds)]
+            print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+        }
+    }
+}

@@ -1,0 +1,18 @@
+/// A store failure the caller can act on, with a stable code.
+public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
+    public enum Code: String, Sendable {
+        case tenantExists = "tenant_exists"
+        case tenantNotFound = "tenant_not_found"
+        case noSigningKey = "no_signing_key"
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
