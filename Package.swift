@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         // JWT verification (HS256, ES256, RS256): a well-kept library, not hand-written crypto.
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        // gzip request bodies (zlib through a small wrapper; needs zlib1g-dev).
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         // libpq's C API, and nothing else.
@@ -65,6 +67,11 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The domain rules: collections, validation, LWW keys. Pure Swift, no I/O.
+        .target(
+            name: "HabitSyncDomain",
+            swiftSettings: strictSettings
+        ),
         // Access tokens: tenant keys, verification and minting. No I/O.
         .target(
             name: "HabitSyncAuth",
@@ -80,6 +87,7 @@ let package = Package(
             dependencies: [
                 "LibPQClient",
                 "HabitSyncAuth",
+                "HabitSyncDomain",
             ],
             swiftSettings: strictSettings
         ),
@@ -90,8 +98,11 @@ let package = Package(
                 "LibPQClient",
                 "Migrations",
                 "HabitSyncAuth",
+                "HabitSyncDomain",
                 "HabitSyncStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -146,6 +157,11 @@ let package = Package(
         .testTarget(
             name: "SchemaTests",
             dependencies: ["LibPQClient", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "DomainTests",
+            dependencies: ["HabitSyncDomain"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -27,7 +27,12 @@ public func buildApplication(
         .addRoutes(to: router)
     // The sync API: every route below requires a verified token.
     let authenticator = Authenticator(tenants: TenantStore(pool: pool))
-    _ = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
+    let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
+    SyncController(
+        push: PushStore(pool: pool, statementTimeout: configuration.statementTimeout, maximumSkew: configuration.limits.maximumClockSkewSeconds),
+        pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout),
+        limits: configuration.limits, metrics: metrics
+    ).addRoutes(to: v1)
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),

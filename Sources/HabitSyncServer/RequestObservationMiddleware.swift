@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LibPQClient
 import Logging
 
 /// The outermost middleware: gives each request an id (the caller's `X-Request-Id` when it is
@@ -22,7 +23,9 @@ struct RequestObservationMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch {
             let apiError = APIError.from(error)
             if apiError.status.code >= 500 && apiError.code != "unavailable" {
-                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                // PGError's description carries SQLSTATE and the server's message, never parameters.
+                let detail = (error as? PGError).map { "\($0)" } ?? String(reflecting: type(of: error))
+                context.logger.error("request failed", metadata: ["error": .string(detail)])
             }
             response = try apiError.response(from: request, context: context)
         }

@@ -7,11 +7,13 @@ public struct ServerConfiguration: Sendable {
     /// Applies to every statement of a request's transaction.
     public var statementTimeout: Duration
     public var serverName: String
+    public var limits: SyncLimits
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server") {
+    public init(host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server", limits: SyncLimits = SyncLimits()) {
         self.host = host
         self.port = port
         self.statementTimeout = statementTimeout
         self.serverName = serverName
+        self.limits = limits
     }
 }

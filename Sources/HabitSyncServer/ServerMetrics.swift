@@ -1,3 +1,4 @@
+import HabitSyncStore
 import LibPQClient
 import Prometheus
 import Synchronization
@@ -25,6 +26,28 @@ public final class ServerMetrics: Sendable {
         registry.makeCounter(descriptor: Self.descriptor("http_requests", unit: "total", "HTTP requests by method, route and status."), labels: labels).increment()
         registry.makeDurationHistogram(descriptor: Self.descriptor("http_request_duration", unit: "seconds", "HTTP request latency by method, route and status."),
                                        labels: labels, buckets: Self.latencyBuckets).recordNanoseconds(duration.nanoseconds)
+    }
+
+    public func recordBatch(outcome: String) {
+        registry.makeCounter(descriptor: Self.descriptor("habitsync_push_batches", unit: "total", "Push batches by outcome: applied, replayed (idempotent retry) or conflict."),
+                             labels: [("outcome", outcome)]).increment()
+    }
+
+    public func recordPushed(_ tally: PushStore.Tally) {
+        for (collection, statuses) in tally.counts {
+            for (status, count) in statuses {
+                registry.makeCounter(descriptor: Self.descriptor("habitsync_changes_pushed", unit: "total", "Pushed changes by collection and result status."),
+                                     labels: [("collection", collection), ("status", status)]).increment(by: Int64(count))
+                if status == "superseded" || status == "rejected" {
+                    registry.makeCounter(descriptor: Self.descriptor("habitsync_conflicts", unit: "total", "Changes that did not win (superseded or rejected), as kept in the conflict log."),
+                                         labels: [("collection", collection)]).increment(by: Int64(count))
+                }
+            }
+        }
+    }
+
+    public func recordPulled(_ count: Int) {
+        registry.makeCounter(descriptor: Self.descriptor("habitsync_changes_pulled", unit: "total", "Changes delivered by pull.")).increment(by: Int64(count))
     }
 
     /// Renders the Prometheus text format, refreshing the gauges read at scrape time.

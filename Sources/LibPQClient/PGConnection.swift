@@ -48,7 +48,7 @@ public final class PGConnection: Sendable {
             return PGConnection(handle: Handle(pointer), backendPID: PQbackendPID(pointer), threadPool: threadPool)
         }
         do {
-            var setup = "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET IntervalStyle TO 'iso_8601'"
+            var setup = "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET IntervalStyle TO 'iso_8601'; SET client_min_messages TO warning"
             if let role = configuration.role {
                 setup += "; SET ROLE " + PGQuery.quoteIdentifier(role)
             }

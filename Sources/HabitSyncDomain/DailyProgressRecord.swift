@@ -1,0 +1,35 @@
+import Foundation
+
+/// A `dailyProgress` record: one per habit and calendar day.
+public struct DailyProgressRecord: Sendable, Equatable {
+    public static let skipReasons = ["medical", "travel", "equipment", "weather", "emergency", "rest", "other"]
+
+    public var habitId: UUID
+    public var date: LocalDate
+    public var progressCount: Int
+    public var goalCount: Int
+    public var timestamps: [Date]
+    public var difficulty: Int?
+    public var skipReason: String?
+    public var skipNote: String?
+
+    public init(_ fields: [String: JSONValue]) throws(ChangeRejection) {
+        var reader = FieldReader(fields)
+        habitId = try reader.required("habitId", try reader.uuid("habitId"))
+        date = try reader.required("date", try reader.localDate("date"))
+        progressCount = try reader.required("progressCount", try reader.integer("progressCount", range: 0...Int.max))
+        goalCount = try reader.required("goalCount", try reader.integer("goalCount", range: 1...Int.max))
+        var timestamps: [Date] = []
+        for (index, item) in (try reader.array("timestamps", maxCount: 1000) ?? []).enumerated() {
+            guard case .string(let text) = item, let date = WireTime.parse(text) else {
+                throw reader.element("timestamps", index, "must be an RFC 3339 timestamp")
+            }
+            timestamps.append(date)
+        }
+        self.timestamps = timestamps
+        difficulty = try reader.integer("difficulty", range: 1...5)
+        skipReason = try reader.oneOf("skipReason", Self.skipReasons)
+        skipNote = try reader.string("skipNote", length: 0...500)
+        try reader.finish()
+    }
+}

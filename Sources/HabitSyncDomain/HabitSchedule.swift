@@ -1,0 +1,68 @@
+/// When a habit is due: a tagged object on the wire (`{"type":"everyNDays","n":2}`).
+public enum HabitSchedule: Sendable, Equatable {
+    case daily
+    case everyNDays(Int)
+    case specificWeekdays([Weekday])
+    case frequencyWeekly(Int)
+    case frequencyMonthly(Int)
+
+    public var type: String {
+        switch self {
+        case .daily: "daily"
+        case .everyNDays: "everyNDays"
+        case .specificWeekdays: "specificWeekdays"
+        case .frequencyWeekly: "frequencyWeekly"
+        case .frequencyMonthly: "frequencyMonthly"
+        }
+    }
+
+    public var n: Int? {
+        switch self {
+        case .everyNDays(let n), .frequencyWeekly(let n), .frequencyMonthly(let n): n
+        case .daily, .specificWeekdays: nil
+        }
+    }
+
+    public var weekdays: [Weekday]? {
+        if case .specificWeekdays(let days) = self { return days }
+        return nil
+    }
+
+    static func read(_ fields: [String: JSONValue]) throws(ChangeRejection) -> HabitSchedule {
+        var reader = FieldReader(fields, prefix: "schedule.")
+        let type = try reader.required("type", try reader.oneOf("type", ["daily", "everyNDays", "specificWeekdays", "frequencyWeekly", "frequencyMonthly"]))
+        let schedule: HabitSchedule
+        switch type {
+        case "daily":
+            schedule = .daily
+        case "everyNDays":
+            // n ≥ 1: everyNDays(0) divides by zero in the seed (erratum 6).
+            schedule = .everyNDays(try reader.required("n", try reader.integer("n", range: 1...Int.max)))
+        case "specificWeekdays":
+            let items = try reader.required("weekdays", try reader.array("weekdays", maxCount: 7))
+            guard !items.isEmpty else { throw reader.fail("weekdays", "must name at least one weekday") }
+            var days: [Weekday] = []
+            for (index, item) in items.enumerated() {
+                guard case .string(let name) = item, let day = Weekday(rawValue: name) else {
+                    throw reader.element("weekdays", index, "must be one of sunday, monday, tuesday, wednesday, thursday, friday, saturday")
+                }
+                guard !days.contains(day) else { throw reader.element("weekdays", index, "repeats \(name)") }
+                days.append(day)
+            }
+            schedule = .specificWeekdays(days)
+        case "frequencyWeekly":
+            schedule = .frequencyWeekly(try reader.required("n", try reader.integer("n", range: 1...7)))
+        default:
+            schedule = .frequencyMonthly(try reader.required("n", try reader.integer("n", range: 1...31)))
+        }
+        try reader.finish()
+        return schedule
+    }
+}
+
+/// Weekday names, Sunday first; `number` is 1…7 as Calendar and seed erratum 1 want it.
+public enum Weekday: String, Sendable, CaseIterable {
+    case sunday, monday, tuesday, wednesday, thursday, friday, saturday
+
+    public var number: Int { Weekday.allCases.firstIndex(of: self)! + 1 }
+}

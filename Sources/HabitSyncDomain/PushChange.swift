@@ -1,0 +1,60 @@
+import Foundation
+
+/// One change of a push that passed every rule of its collection and the envelope of a change.
+public struct PushChange: Sendable, Equatable {
+    public let index: Int
+    public let collection: SyncCollection
+    public let op: ChangeOperation
+    public let id: UUID
+    /// After the future-skew clamp.
+    public let updatedAt: Date
+    public let clamped: Bool
+    /// Nil for deletes.
+    public let record: ValidatedRecord?
+    /// The record as sent (for the conflict log).
+    public let rawRecord: [String: JSONValue]?
+
+    public static let changeFields: Set<String> = ["collection", "op", "id", "updatedAt", "record"]
+
+    /// Validates change `index` of a batch. `updatedAt` more than `maximumSkew` ahead of `now`
+    /// is clamped to `now`, so a device with a wrong clock cannot win every future conflict.
+    public static func validate(_ fields: [String: JSONValue], index: Int, now: Date, maximumSkew: TimeInterval) throws(ChangeRejection) -> PushChange {
+        if let unknown = fields.keys.filter({ !changeFields.contains($0) }).sorted().first {
+            throw ChangeRejection(.unknownField, field: unknown, "\(unknown) is not a field of a change (collection, op, id, updatedAt, record)")
+        }
+        guard case .string(let collectionName)? = fields["collection"] else {
+            throw ChangeRejection(.invalidField, field: "collection", "collection must be a string")
+        }
+        guard let collection = SyncCollection(rawValue: collectionName) else {
+            throw ChangeRejection(.unknownCollection, field: "collection", "there is no collection '\(collectionName)'")
+        }
+        if collection.kind == .derived {
+            throw ChangeRejection(.derivedCollection, field: "collection", "\(collectionName) is computed by the server and cannot be pushed")
+        }
+        guard case .string(let opName)? = fields["op"], let op = ChangeOperation(rawValue: opName) else {
+            throw ChangeRejection(.invalidField, field: "op", "op must be upsert or delete")
+        }
+        guard case .string(let idText)? = fields["id"], let id = UUID(uuidString: idText) else {
+            throw ChangeRejection(.invalidField, field: "id", "id must be a UUID")
+        }
+        guard case .string(let updatedText)? = fields["updatedAt"], let sentAt = WireTime.parse(updatedText) else {
+            throw ChangeRejection(.invalidField, field: "updatedAt", "updatedAt must be an RFC 3339 timestamp with an offset, such as 2026-11-20T08:15:30.123Z")
+        }
+        let clamped = sentAt.timeIntervalSince(now) > maximumSkew
+        let updatedAt = clamped ? Date(timeIntervalSince1970: Double(WireTime.milliseconds(now)) / 1000) : sentAt
+        switch (op, fields["record"]) {
+        case (.upsert, .object(let record)?):
+            return PushChange(index: index, collection: collection, op: op, id: id, updatedAt: updatedAt, clamped: clamped,
+                              record: try ValidatedRecord.validate(collection, record), rawRecord: record)
+        case (.upsert, _):
+            throw ChangeRejection(.invalidField, field: "record", "an upsert needs a record object")
+        case (.delete, nil), (.delete, .null?):
+            if collection.kind != .lastWriterWins {
+                throw ChangeRejection(.immutableRecord, field: "op", "\(collectionName) records cannot be deleted")
+            }
+            return PushChange(index: index, collection: collection, op: op, id: id, updatedAt: updatedAt, clamped: clamped, record: nil, rawRecord: nil)
+        case (.delete, _):
+            throw ChangeRejection(.invalidField, field: "record", "a delete carries no record")
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+
+/// A `reminders` record.
+public struct ReminderRecord: Sendable, Equatable {
+    public var habitId: UUID
+    /// `HH:mm`, local time of day.
+    public var time: String
+    public var isActive: Bool
+    public var notificationIdentifier: String?
+
+    public init(_ fields: [String: JSONValue]) throws(ChangeRejection) {
+        var reader = FieldReader(fields)
+        habitId = try reader.required("habitId", try reader.uuid("habitId"))
+        time = try reader.required("time", try reader.string("time"))
+        if time.range(of: "^([01][0-9]|2[0-3]):[0-5][0-9]$", options: .regularExpression) == nil {
+            throw reader.fail("time", "must be HH:mm (00:00–23:59), not '\(time)'")
+        }
+        isActive = try reader.bool("isActive") ?? true
+        notificationIdentifier = try reader.string("notificationIdentifier", length: 0...200)
+        try reader.finish()
+    }
+}

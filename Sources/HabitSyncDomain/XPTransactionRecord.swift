@@ -1,0 +1,19 @@
+import Foundation
+
+/// An `xpTransactions` ledger entry. Append-only: a reversal is a new negative entry.
+public struct XPTransactionRecord: Sendable, Equatable {
+    public var amount: Int
+    public var reason: String
+    public var timestamp: Date
+    public var date: LocalDate?
+
+    public init(_ fields: [String: JSONValue]) throws(ChangeRejection) {
+        var reader = FieldReader(fields)
+        amount = try reader.required("amount", try reader.integer("amount", range: -100_000...100_000))
+        if amount == 0 { throw reader.fail("amount", "must not be 0") }
+        reason = try reader.required("reason", try reader.string("reason", length: 1...200))
+        timestamp = try reader.required("timestamp", try reader.timestamp("timestamp"))
+        date = try reader.localDate("date")
+        try reader.finish()
+    }
+}

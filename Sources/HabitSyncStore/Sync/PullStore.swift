@@ -1,0 +1,91 @@
+import Foundation
+import HabitSyncAuth
+import HabitSyncDomain
+import LibPQClient
+
+/// Reads what changed for a user since a cursor: one REPEATABLE READ snapshot across all
+/// collections, in ascending `serverVersion`, rendered as wire JSON by PostgreSQL.
+public struct PullStore: Sendable {
+    public let pool: PGPool
+    public let statementTimeout: Duration
+
+    public init(pool: PGPool, statementTimeout: Duration = .seconds(5)) {
+        self.pool = pool
+        self.statementTimeout = statementTimeout
+    }
+
+    public struct Page: Sendable {
+        /// The changes, each a JSON object rendered by PostgreSQL.
+        public let changes: [String]
+        public let cursor: PullCursor
+        public let hasMore: Bool
+    }
+
+    public enum Failure: Error, Sendable, Equatable {
+        /// The cursor is older than the tombstone purge horizon: start over without one.
+        case cursorExpired
+    }
+
+    public static let pullableCollections: [SyncCollection] = SyncCollection.allCases
+
+    static func purgeHorizon(tenant: UUID, user: String) -> PGQuery {
+        "SELECT purged_through_version FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)"
+    }
+
+    /// One branch per collection, each using its `(tenant_id, user_id, server_version)` index,
+    /// merged and cut to the page size.
+    static func pageSQL(_ collections: [SyncCollection], includeTombstones: Bool) -> String {
+        let branches = collections.map { collection in
+            """
+            (SELECT h.server_version, \(WireChangeSQL.change(collection, alias: "h"))::text AS change
+             FROM \(collection.table) h
+             WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.server_version > $3\(includeTombstones ? "" : " AND h.deleted_at IS NULL")
+             ORDER BY h.server_version LIMIT $4)
+            """
+        }
+        return "SELECT server_version, change FROM (\(branches.joined(separator: "\nUNION ALL\n"))) page ORDER BY server_version LIMIT $4"
+    }
+
+    public func pull(identity: VerifiedIdentity, after cursor: PullCursor?, limit: Int, collections: [SyncCollection]) async throws -> Page {
+        let since = cursor?.version ?? 0
+        return try await pool.withTransaction(isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout) { connection in
+            try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
+            if let cursor {
+                let horizon = try await connection.query(Self.purgeHorizon(tenant: identity.tenantID, user: identity.userID)).rows.first
+                    .map { try $0.decode("purged_through_version", as: Int64.self) } ?? 0
+                if cursor.version < horizon { throw Failure.cursorExpired }
+            }
+            // No cursor: an initial sync, which needs no tombstones.
+            let sql = Self.pageSQL(collections, includeTombstones: cursor != nil)
+            let rows = try await connection.query(PGQuery(unsafeSQL: sql, binds: [
+                identity.tenantID.pgBind(), identity.userID.pgBind(), since.pgBind(), (limit + 1).pgBind(),
+            ])).rows
+            let page = rows.prefix(limit)
+            let changes = try page.map { try $0.decode("change", as: String.self) }
+            let last = try page.last.map { try $0.decode("server_version", as: Int64.self) } ?? since
+            return Page(changes: changes, cursor: PullCursor(version: last), hasMore: rows.count > limit)
+        }
+    }
+}
+
+/// The opaque pull cursor: the last `serverVersion` a device has seen, base64url-encoded with
+/// a format tag so that it can change without breaking devices in the field.
+public struct PullCursor: Sendable, Equatable {
+    public let version: Int64
+
+    public init(version: Int64) { self.version = version }
+
+    public init?(_ text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard text.count <= 64, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8),
+            decoded.hasPrefix("v1:"), let version = Int64(decoded.dropFirst(3)), version >= 0
+        else { return nil }
+        self.version = version
+    }
+
+    public var text: String {
+        Data("v1:\(version)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+}

@@ -1,0 +1,512 @@
+import Foundation
+import HabitSyncDomain
+import LibPQClient
+
+/// One batch being applied inside its push transaction: validates the changes, writes each
+/// collection's share with one set-based statement (plus one to read back what won), and
+/// collects the per-change results and the conflict log.
+///
+/// Collections are applied in dependency order (`SyncCollection.applyOrder`: habits before
+/// the reminders and progress that refer to them), each collection's changes in array order.
+final class PushBatch {
+    let connection: PGConnection
+    let tenant: UUID
+    let user: String
+    let device: String
+    let batchID: UUID
+    let derivedRecordID: UUID
+    let now: Date
+    private(set) var nextVersion: Int64
+    private var results: [ChangeResult?] = []
+    private var raw: [[String: JSONValue]] = []
+    private var accepted: [Int: PushChange] = [:]
+    private(set) var tally = PushStore.Tally()
+
+    init(connection: PGConnection, tenant: UUID, user: String, device: String, batchID: UUID, derivedRecordID: UUID, firstVersion: Int64, now: Date) {
+        self.connection = connection
+        self.tenant = tenant
+        self.user = user
+        self.device = device
+        self.batchID = batchID
+        self.derivedRecordID = derivedRecordID
+        self.nextVersion = firstVersion
+        self.now = now
+    }
+
+
+    private func allocateVersion() -> Int64 {
+        defer { nextVersion += 1 }
+        return nextVersion
+    }
+
+    // MARK: - Driving
+
+    func apply(_ changes: [[String: JSONValue]], maximumSkew: TimeInterval) async throws {
+        raw = changes
+        results = Array(repeating: nil, count: changes.count)
+        var valid: [PushChange] = []
+        for (index, fields) in changes.enumerated() {
+            do {
+                let change = try PushChange.validate(fields, index: index, now: now, maximumSkew: maximumSkew)
+                accepted[index] = change
+                valid.append(change)
+            } catch {
+                reject(index, error)
+            }
+        }
+        let byCollection = Dictionary(grouping: valid, by: \.collection)
+        for collection in SyncCollection.applyOrder {
+            guard let changes = byCollection[collection], !changes.isEmpty else { continue }
+            switch collection {
+            case .habits:
+                try await applyLastWriterWins(.habits, changes) { $0.id }
+            case .reminders:
+                try await applyLastWriterWins(.reminders, try await withLiveHabits(changes)) { $0.id }
+            case .dailyProgress:
+                let referenced = try await withLiveHabits(changes)
+                let canonical = try await canonicalProgressIDs(referenced)
+                try await applyLastWriterWins(.dailyProgress, referenced) { canonical[$0.index] ?? $0.id }
+            case .focusSessions:
+                let adjusted = try await settleRunningSessions(changes)
+                try await applyLastWriterWins(.focusSessions, changes, updatedByOverride: adjusted.serverAuthored, recordOverride: adjusted.records,
+                                              extraCondition: "NOT (h.state IN ('completed', 'abandoned') AND NOT i.is_delete AND i.state IS DISTINCT FROM h.state)")
+            case .selectedApps:
+                try await applyLastWriterWins(.selectedApps, changes) { $0.id }
+            case .userSettings:
+                try await applyLastWriterWins(.userSettings, changes, keyedByUser: true) { _ in self.derivedRecordID }
+            case .xpTransactions:
+                try await applyAppendOnly(.xpTransactions, changes)
+            case .usageEvents:
+                try await applyAppendOnly(.usageEvents, changes)
+            case .achievements:
+                try await applyInsertOnce(changes)
+            case .globalStreak, .userProgress, .usageStreak:
+                break  // refused during validation
+            }
+        }
+    }
+
+    func responseJSON() -> String {
+        let items = results.enumerated().map { index, result in
+            (result ?? ChangeResult(index: index, status: .rejected, error: ChangeRejection(.invalidField, "not processed"))).json
+        }
+        return "{\"batchId\":\"\(batchID.uuidString.lowercased())\",\"results\":[" + items.joined(separator: ",") + "]}"
+    }
+
+    // MARK: - Results
+
+    private func record(_ result: ChangeResult, collection: String) {
+        results[result.index] = result
+        tally.counts[collection, default: [:]][result.status.rawValue, default: 0] += 1
+    }
+
+    private func rawID(_ index: Int) -> String? {
+        guard case .string(let text)? = raw[index]["id"] else { return nil }
+        return UUID(uuidString: text)?.uuidString.lowercased() ?? String(text.prefix(200))
+    }
+
+    private func rawCollection(_ index: Int) -> String {
+        guard case .string(let text)? = raw[index]["collection"], SyncCollection(rawValue: text) != nil else { return "unknown" }
+        return text
+    }
+
+    private func reject(_ index: Int, _ error: any Error) {
+        let rejection = error as? ChangeRejection ?? ChangeRejection(.invalidField, "\(error)")
+        var result = ChangeResult(index: index, id: rawID(index), status: .rejected, error: rejection)
+        result.clamped = accepted[index]?.clamped ?? false
+        record(result, collection: rawCollection(index))
+    }
+
+    private func applied(_ change: PushChange, version: Int64, canonical: UUID? = nil) {
+        var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .applied, serverVersion: version)
+        if let canonical, canonical != change.id { result.canonicalId = canonical }
+        result.clamped = change.clamped
+        record(result, collection: change.collection.rawValue)
+    }
+
+    private func unchanged(_ change: PushChange, stored: StoredRow, canonical: UUID? = nil) {
+        var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .unchanged, serverVersion: stored.serverVersion)
+        if let canonical, canonical != change.id { result.canonicalId = canonical }
+        result.clamped = change.clamped
+        record(result, collection: change.collection.rawValue)
+    }
+
+    private func superseded(_ change: PushChange, by stored: StoredRow) {
+        var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .superseded, serverVersion: stored.serverVersion)
+        result.current = stored.change
+        result.clamped = change.clamped
+        result.winningKey = (stored.updatedAt, stored.updatedBy)
+        if stored.id != change.id { result.canonicalId = stored.id }
+        record(result, collection: change.collection.rawValue)
+    }
+
+    // MARK: - Last writer wins
+
+    /// Writes the winner of each target among `changes` (the greatest LWW key; within a batch
+    /// the later change on a tie) with one statement, then reads the targets back to tell
+    /// applied, unchanged and superseded apart.
+    private func applyLastWriterWins(
+        _ table: SyncTable, _ changes: [PushChange], keyedByUser: Bool = false,
+        updatedByOverride: Set<Int> = [], recordOverride: [Int: ValidatedRecord] = [:], extraCondition: String? = nil,
+        target: (PushChange) -> UUID = { $0.id }
+    ) async throws {
+        guard !changes.isEmpty else { return }
+        var winners: [UUID: PushChange] = [:]
+        for change in changes {
+            let key = target(change)
+            if let current = winners[key] {
+                let a = LWWKey(updatedAt: current.updatedAt, deviceID: device), b = LWWKey(updatedAt: change.updatedAt, deviceID: device)
+                if !(b < a) { winners[key] = change }
+            } else {
+                winners[key] = change
+            }
+        }
+        let ordered = winners.sorted { $0.value.index < $1.value.index }
+        var versions: [UUID: Int64] = [:]
+        let rows = ordered.map { key, change -> SyncRow in
+            let version = allocateVersion()
+            versions[key] = version
+            let record = recordOverride[change.index] ?? change.record
+            return SyncRow(
+                id: key, version: version, updatedAt: change.updatedAt,
+                updatedBy: updatedByOverride.contains(change.index) ? "server" : device,
+                isDelete: change.op == .delete, values: record.map(table.values) ?? [])
+        }
+        let sql = SyncTableSQL.lastWriterWins(table, keyedByUser: keyedByUser, extraCondition: extraCondition)
+        let written = Set(try await connection.query(PGQuery(unsafeSQL: sql, binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: table)))
+            .rows.map { try $0.decode("id", as: UUID.self) })
+
+        if table.collection == .habits {
+            let deleted = ordered.filter { written.contains($0.key) && $0.value.op == .delete }.map { ($0.key, $0.value.updatedAt) }
+            try await cascadeHabitDeletes(deleted)
+        }
+        if table.collection == .userSettings, let settings = ordered.first, written.contains(settings.key),
+            case .userSettings(let record)? = settings.value.record {
+            try await connection.query("UPDATE users SET time_zone = \(record.timezone) WHERE tenant_id = \(tenant) AND user_id = \(user)")
+        }
+
+        let stored = try await storedRows(table.collection, keys: Array(winners.keys))
+        for change in changes {
+            let key = target(change)
+            let winner = winners[key]!
+            guard let row = stored[key.uuidString.lowercased()] else {
+                reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
+                continue
+            }
+            if winner.index == change.index, written.contains(key), !updatedByOverride.contains(change.index) {
+                applied(change, version: versions[key]!, canonical: key)
+            } else if row.lwwKey == LWWKey(updatedAt: change.updatedAt, deviceID: device), sameContent(change, row) {
+                unchanged(change, stored: row, canonical: key)
+            } else if table.collection == .focusSessions, winner.index == change.index,
+                LWWKey(updatedAt: change.updatedAt, deviceID: device) > row.lwwKey, !row.deleted,
+                case .focusSession(let incoming)? = change.record,
+                case .focusSession(let storedSession)? = row.validatedRecord(.focusSessions),
+                FocusSessionRecord.isTerminal(storedSession.state), incoming.state != storedSession.state {
+                reject(change.index, ChangeRejection(.invalidTransition, field: "state", "the session is \(storedSession.state), which is final; it cannot become \(incoming.state)"))
+            } else {
+                superseded(change, by: row)
+            }
+        }
+    }
+
+    /// Whether the stored row already is exactly this change.
+    private func sameContent(_ change: PushChange, _ row: StoredRow) -> Bool {
+        if change.op == .delete { return row.deleted }
+        guard var incoming = change.record, let stored = row.validatedRecord(change.collection) else { return false }
+        if case .habit(var habit) = incoming, habit.createdAt == nil, case .habit(let storedHabit) = stored {
+            habit.createdAt = storedHabit.createdAt
+            incoming = .habit(habit)
+        }
+        return incoming == stored
+    }
+
+    private func storedRows(_ collection: SyncCollection, keys: [UUID], by column: String = "id") async throws -> [String: StoredRow] {
+        let sql = SyncTableSQL.current(collection, by: column)
+        let query = PGQuery(unsafeSQL: sql, binds: [tenant.pgBind(), user.pgBind(), keys.map { $0.uuidString.lowercased() }.pgBind()])
+        return try await storedRows(query)
+    }
+
+    private func storedRows(_ query: PGQuery) async throws -> [String: StoredRow] {
+        var rows: [String: StoredRow] = [:]
+        for row in try await connection.query(query).rows {
+            let stored = StoredRow(
+                id: try row.decode("id"), key: try row.decode("key"), updatedAt: try row.decode("updated_at"),
+                updatedBy: try row.decode("updated_by"), deleted: try row.decode("deleted"), serverVersion: try row.decode("server_version"),
+                change: try row.decode("change"), record: try row.decode("record"))
+            rows[stored.key] = stored
+        }
+        return rows
+    }
+
+    // MARK: - Habits' dependents
+
+    static let liveHabits = """
+        SELECT id FROM habits WHERE tenant_id = $1 AND user_id = $2 AND deleted_at IS NULL AND id = ANY($3::uuid[])
+        """
+
+    /// Keeps deletes and the upserts whose habit exists and is not deleted (after this batch's
+    /// habits); rejects the others with `unknown_reference`.
+    private func withLiveHabits(_ changes: [PushChange]) async throws -> [PushChange] {
+        func habitID(_ change: PushChange) -> UUID? {
+            switch change.record {
+            case .reminder(let r)?: r.habitId
+            case .dailyProgress(let p)?: p.habitId
+            default: nil
+            }
+        }
+        let referenced = Set(changes.compactMap(habitID))
+        guard !referenced.isEmpty else { return changes }
+        let live = Set(try await connection.query(PGQuery(unsafeSQL: Self.liveHabits, binds: [
+            tenant.pgBind(), user.pgBind(), referenced.map { $0.uuidString.lowercased() }.pgBind(),
+        ])).rows.map { try $0.decode("id", as: UUID.self) })
+        return changes.filter { change in
+            guard let habit = habitID(change), !live.contains(habit) else { return true }
+            reject(change.index, ChangeRejection(.unknownReference, field: "habitId", "habitId \(habit.uuidString.lowercased()) names no habit of this user (or a deleted one)"))
+            return false
+        }
+    }
+
+    /// Tombstones the reminders and progress of deleted habits, with the delete's `updatedAt`
+    /// and `updatedBy: "server"`, each with a version of its own. One statement per table.
+    private func cascadeHabitDeletes(_ deleted: [(UUID, Date)]) async throws {
+        guard !deleted.isEmpty else { return }
+        for table in ["reminders", "daily_progress"] {
+            let sql = """
+                WITH doomed AS (SELECT * FROM unnest($3::uuid[], $4::timestamptz[]) AS d(habit_id, updated_at)),
+                numbered AS (
+                    SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n
+                    FROM \(table) c JOIN doomed d ON c.habit_id = d.habit_id
+                    WHERE c.tenant_id = $1 AND c.user_id = $2 AND c.deleted_at IS NULL
+                      AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, 'server' COLLATE "C")
+                )
+                UPDATE \(table) c SET deleted_at = now(), updated_at = nb.updated_at, updated_by = 'server',
+                    server_version = $5 + nb.n, synced_at = now()
+                FROM numbered nb
+                WHERE c.tenant_id = $1 AND c.user_id = $2 AND c.id = nb.id
+                RETURNING c.server_version
+                """
+            let versions = try await connection.query(PGQuery(unsafeSQL: sql, binds: [
+                tenant.pgBind(), user.pgBind(), deleted.map { $0.0.uuidString.lowercased() }.pgBind(), deleted.map { $0.1 }.pgBind(),
+                (nextVersion - 1).pgBind(),
+            ])).rows.map { try $0.decode("server_version", as: Int64.self) }
+            if let highest = versions.max() { nextVersion = highest + 1 }
+        }
+    }
+
+    // MARK: - Daily progress: one record per (habitId, date)
+
+    static let progressByNaturalKey = """
+        SELECT id, habit_id, date::text AS date FROM daily_progress
+        WHERE tenant_id = $1 AND user_id = $2
+          AND (id = ANY($3::uuid[]) OR (habit_id, date) IN (SELECT * FROM unnest($4::uuid[], $5::date[])))
+        """
+
+    /// The canonical id of each progress change: the row already stored for its (habitId, date),
+    /// else the first id this batch used for it, else its own.
+    private func canonicalProgressIDs(_ changes: [PushChange]) async throws -> [Int: UUID] {
+        var natural: [(Int, UUID, LocalDate)] = []
+        for change in changes {
+            if case .dailyProgress(let p)? = change.record { natural.append((change.index, p.habitId, p.date)) }
+        }
+        let rows = try await connection.query(PGQuery(unsafeSQL: Self.progressByNaturalKey, binds: [
+            tenant.pgBind(), user.pgBind(), changes.map { $0.id.uuidString.lowercased() }.pgBind(),
+            natural.map { $0.1.uuidString.lowercased() }.pgBind(), natural.map { $0.2.description }.pgBind(),
+        ])).rows
+        var byNaturalKey: [String: UUID] = [:]
+        for row in rows {
+            byNaturalKey["\(try row.decode("habit_id", as: UUID.self))|\(try row.decode("date", as: String.self))"] = try row.decode("id", as: UUID.self)
+        }
+        var canonical: [Int: UUID] = [:]
+        for change in changes {
+            guard case .dailyProgress(let p)? = change.record else { continue }
+            let key = "\(p.habitId)|\(p.date)"
+            if let existing = byNaturalKey[key] {
+                canonical[change.index] = existing
+            } else {
+                byNaturalKey[key] = change.id
+                canonical[change.index] = change.id
+            }
+        }
+        return canonical
+    }
+
+    // MARK: - Focus sessions: at most one running per user
+
+    static let runningSessions = """
+        SELECT id, start_time FROM focus_sessions
+        WHERE tenant_id = $1 AND user_id = $2 AND state IN ('active', 'paused') AND deleted_at IS NULL
+        """
+
+    /// When more than one session would be running, every one but the latest-started is
+    /// abandoned by the server at the latest one's start: stored ones with one statement
+    /// before the write, incoming ones by writing them as abandoned (authored by the server).
+    private func settleRunningSessions(_ changes: [PushChange]) async throws -> (serverAuthored: Set<Int>, records: [Int: ValidatedRecord]) {
+        var latestByID: [UUID: PushChange] = [:]
+        for change in changes where latestByID[change.id].map({ $0.updatedAt <= change.updatedAt }) ?? true { latestByID[change.id] = change }
+        var running: [(id: UUID, start: Date, change: PushChange?)] = latestByID.values.compactMap { change in
+            guard case .focusSession(let session)? = change.record, session.isRunning else { return nil }
+            return (change.id, session.startTime, change)
+        }
+        let stored = try await connection.query(PGQuery(unsafeSQL: Self.runningSessions, binds: [tenant.pgBind(), user.pgBind()])).rows
+        for row in stored {
+            let id = try row.decode("id", as: UUID.self)
+            if latestByID[id] == nil { running.append((id, try row.decode("start_time", as: Date.self), nil)) }
+        }
+        guard running.count > 1 else { return ([], [:]) }
+        let survivor = running.max { ($0.start, $0.id.uuidString) < ($1.start, $1.id.uuidString) }!
+        var serverAuthored: Set<Int> = []
+        var records: [Int: ValidatedRecord] = [:]
+        var storedLosers: [UUID] = []
+        for session in running where session.id != survivor.id {
+            if let change = session.change, case .focusSession(var record)? = change.record {
+                record.state = "abandoned"
+                record.endTime = max(survivor.start, record.startTime)
+                for other in changes where other.id == change.id {
+                    serverAuthored.insert(other.index)
+                    records[other.index] = .focusSession(record)
+                }
+            } else {
+                storedLosers.append(session.id)
+            }
+        }
+        if !storedLosers.isEmpty {
+            let sql = """
+                WITH losers AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM unnest($3::uuid[]) AS l(id))
+                UPDATE focus_sessions f SET state = 'abandoned', end_time = greatest($4::timestamptz, f.start_time),
+                    updated_at = greatest(date_trunc('milliseconds', now()), f.updated_at + interval '1 millisecond'),
+                    updated_by = 'server', server_version = $5 + l.n, synced_at = now()
+                FROM losers l
+                WHERE f.tenant_id = $1 AND f.user_id = $2 AND f.id = l.id
+                """
+            try await connection.query(PGQuery(unsafeSQL: sql, binds: [
+                tenant.pgBind(), user.pgBind(), storedLosers.map { $0.uuidString.lowercased() }.pgBind(), survivor.start.pgBind(),
+                (nextVersion - 1).pgBind(),
+            ]))
+            nextVersion += Int64(storedLosers.count)
+        }
+        return (serverAuthored, records)
+    }
+
+    // MARK: - Append-only and insert-once
+
+    /// The first write of an id is stored; the same again is unchanged; anything else is
+    /// `immutable_record`.
+    private func applyAppendOnly(_ table: SyncTable, _ changes: [PushChange]) async throws {
+        let existing = try await storedRows(table.collection, keys: changes.map(\.id))
+        var firstInBatch: [UUID: PushChange] = [:]
+        var toInsert: [PushChange] = []
+        for change in changes {
+            if let row = existing[change.id.uuidString.lowercased()] {
+                if sameContent(change, row) { unchanged(change, stored: row) } else {
+                    reject(change.index, ChangeRejection(.immutableRecord, field: "record", "\(table.collection.rawValue) \(change.id.uuidString.lowercased()) already exists with other content; append a new record instead"))
+                }
+            } else if let first = firstInBatch[change.id] {
+                if first.record != change.record {
+                    reject(change.index, ChangeRejection(.immutableRecord, field: "record", "this batch already holds \(change.id.uuidString.lowercased()) with other content"))
+                }
+            } else {
+                firstInBatch[change.id] = change
+                toInsert.append(change)
+            }
+        }
+        guard !toInsert.isEmpty else { return }
+        var versions: [UUID: Int64] = [:]
+        let rows = toInsert.map { change -> SyncRow in
+            let version = allocateVersion()
+            versions[change.id] = version
+            return SyncRow(id: change.id, version: version, updatedAt: change.updatedAt, updatedBy: device, isDelete: false, values: change.record.map(table.values) ?? [])
+        }
+        _ = try await connection.query(PGQuery(unsafeSQL: SyncTableSQL.appendOnly(table), binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: table)))
+        for change in changes where results[change.index] == nil {
+            if let version = versions[change.id] {
+                if firstInBatch[change.id]?.index == change.index {
+                    applied(change, version: version)
+                } else {
+                    var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .unchanged, serverVersion: version)
+                    result.clamped = change.clamped
+                    record(result, collection: change.collection.rawValue)
+                }
+            }
+        }
+    }
+
+    /// One achievement per `achievementId`: the earliest `unlockedAt` wins.
+    private func applyInsertOnce(_ changes: [PushChange]) async throws {
+        func achievementID(_ change: PushChange) -> String {
+            guard case .achievement(let a)? = change.record else { return "" }
+            return a.achievementId
+        }
+        func unlockedAt(_ change: PushChange) -> Date {
+            guard case .achievement(let a)? = change.record else { return .distantFuture }
+            return a.unlockedAt
+        }
+        var winners: [String: PushChange] = [:]
+        for change in changes {
+            let key = achievementID(change)
+            if let current = winners[key], unlockedAt(current) <= unlockedAt(change) { continue }
+            winners[key] = change
+        }
+        var versions: [String: Int64] = [:]
+        let rows = winners.values.sorted { $0.index < $1.index }.map { change -> SyncRow in
+            let version = allocateVersion()
+            versions[achievementID(change)] = version
+            return SyncRow(id: change.id, version: version, updatedAt: change.updatedAt, updatedBy: device, isDelete: false, values: change.record.map(SyncTable.achievements.values) ?? [])
+        }
+        let written = Set(try await connection.query(PGQuery(unsafeSQL: SyncTableSQL.insertOnce(.achievements), binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: .achievements)))
+            .rows.map { try $0.decode("id", as: String.self) })
+        let query = PGQuery(unsafeSQL: SyncTableSQL.current(.achievements, by: "achievement_id", keyType: "text"), binds: [
+            tenant.pgBind(), user.pgBind(), Array(winners.keys).pgBind(),
+        ])
+        let stored = try await storedRows(query)
+        for change in changes {
+            let key = achievementID(change)
+            guard let row = stored[key] else { continue }
+            if winners[key]?.index == change.index, written.contains(key) {
+                applied(change, version: versions[key]!, canonical: row.id)
+            } else if sameContent(change, row) {
+                unchanged(change, stored: row, canonical: row.id)
+            } else {
+                superseded(change, by: row)
+            }
+        }
+    }
+
+    // MARK: - Conflict log
+
+    static let insertConflicts = """
+        INSERT INTO conflict_log (tenant_id, user_id, collection, record_id, outcome, error_code, error_field, error_message, op,
+                                  incoming_payload, incoming_updated_at, incoming_updated_by, winning_updated_at, winning_updated_by,
+                                  device_id, batch_id)
+        SELECT $1, $2, c.collection, c.record_id, c.outcome, c.error_code, c.error_field, c.error_message, c.op,
+               c.payload::jsonb, c.incoming_updated_at, $3, c.winning_updated_at, c.winning_updated_by, $3, $4
+        FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+                    $13::timestamptz[], $14::timestamptz[], $15::text[])
+             AS c(collection, record_id, outcome, error_code, error_field, error_message, op, payload, incoming_updated_at,
+                  winning_updated_at, winning_updated_by)
+        """
+
+    /// Every superseded and rejected change, with its payload and both LWW keys: one statement.
+    func logConflicts() async throws {
+        let losers = results.compactMap { $0 }.filter { $0.status == .superseded || $0.status == .rejected }
+        guard !losers.isEmpty else { return }
+        func text(_ index: Int, _ field: String) -> String? {
+            guard case .string(let value)? = raw[index][field] else { return nil }
+            return value
+        }
+        let binds: [PGBind] = [
+            tenant.pgBind(), user.pgBind(), device.pgBind(), batchID.pgBind(),
+            losers.map { String(rawCollection($0.index).prefix(100)) }.pgBind(),
+            losers.map { $0.id.map { String($0.prefix(200)) } }.pgBind(),
+            losers.map { $0.status.rawValue }.pgBind(),
+            losers.map { $0.error?.code.rawValue }.pgBind(),
+            losers.map { $0.error?.field.map { String($0.prefix(200)) } }.pgBind(),
+            losers.map { $0.error.map { String($0.message.prefix(2000)) } }.pgBind(),
+            losers.map { text($0.index, "op").flatMap { ChangeOperation(rawValue: $0)?.rawValue } }.pgBind(),
+            losers.map { JSONValue.object(raw[$0.index]).jsonText }.pgBind(),
+            losers.map { accepted[$0.index]?.updatedAt ?? text($0.index, "updatedAt").flatMap(WireTime.parse) }.pgBind(),
+            losers.map { $0.winningKey?.updatedAt }.pgBind(),
+            losers.map { $0.winningKey?.updatedBy }.pgBind(),
+        ]
+        try await connection.query(PGQuery(unsafeSQL: Self.insertConflicts, binds: binds))
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import HabitSyncAuth
+import HabitSyncDomain
+import LibPQClient
+
+/// Applies pushed batches: one transaction per batch, a constant number of statements per
+/// collection, conflicts settled inside PostgreSQL.
+///
+/// Every push of a user first takes that user's row lock (`users`), so the user's pushes
+/// commit one after another, and versions come from the user's counter under that lock: a
+/// pull can never see version n+1 committed before version n.
+public struct PushStore: Sendable {
+    public let pool: PGPool
+    public let statementTimeout: Duration
+    /// How far ahead of the server clock an `updatedAt` may be before it is clamped.
+    public let maximumSkew: TimeInterval
+
+    public init(pool: PGPool, statementTimeout: Duration = .seconds(5), maximumSkew: TimeInterval = 300) {
+        self.pool = pool
+        self.statementTimeout = statementTimeout
+        self.maximumSkew = maximumSkew
+    }
+
+    public enum Outcome: Sendable, Equatable {
+        /// The response to send: new, or the first response to this batch again.
+        case response(status: Int, body: [UInt8], replayed: Bool)
+        /// The same batchId arrived with other content.
+        case batchConflict
+    }
+
+    /// What one push did, for metrics: results by collection and status.
+    public struct Tally: Sendable, Equatable {
+        public var counts: [String: [String: Int]] = [:]
+    }
+
+    static func lockUser(tenant: UUID, user: String) -> PGQuery {
+        """
+        INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), \(user))
+        ON CONFLICT (tenant_id, user_id) DO UPDATE SET last_seen_at = now()
+        RETURNING change_counter, derived_record_id
+        """
+    }
+
+    static func findBatch(tenant: UUID, user: String, device: String, batch: UUID) -> PGQuery {
+        """
+        SELECT request_sha256, response_status, response_body FROM push_batches
+        WHERE tenant_id = \(tenant) AND user_id = \(user) AND device_id = \(device) AND batch_id = \(batch)
+        """
+    }
+
+    static func touchDevice(tenant: UUID, user: String, device: String) -> PGQuery {
+        """
+        INSERT INTO devices (tenant_id, user_id, device_id, last_push_at) VALUES (\(tenant), \(user), \(device), now())
+        ON CONFLICT (tenant_id, user_id, device_id) DO UPDATE SET last_seen_at = now(), last_push_at = now()
+        """
+    }
+
+    static func saveBatch(tenant: UUID, user: String, device: String, batch: UUID, hash: [UInt8], body: [UInt8]) -> PGQuery {
+        """
+        INSERT INTO push_batches (tenant_id, user_id, device_id, batch_id, request_sha256, response_status, response_body)
+        VALUES (\(tenant), \(user), \(device), \(batch), \(PGBytes(hash)), 200, \(PGBytes(body)))
+        """
+    }
+
+    static func saveCounter(tenant: UUID, user: String, counter: Int64) -> PGQuery {
+        "UPDATE users SET change_counter = \(counter) WHERE tenant_id = \(tenant) AND user_id = \(user) AND change_counter < \(counter)"
+    }
+
+    /// - Parameter requestHash: SHA-256 of the (decompressed) request body: a retry must send
+    ///   the same bytes; other bytes under the same batchId are a conflict.
+    public func push(identity: VerifiedIdentity, deviceID: String, request: PushRequest, requestHash: [UInt8], now: Date = Date()) async throws -> (Outcome, Tally) {
+        try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
+            try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
+            let user = try await connection.query(Self.lockUser(tenant: identity.tenantID, user: identity.userID)).single()
+            let counter = try user.decode("change_counter", as: Int64.self)
+            let derivedID = try user.decode("derived_record_id", as: UUID.self)
+
+            if let previous = try await connection.query(Self.findBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId)).rows.first {
+                let hash = try previous.decode("request_sha256", as: PGBytes.self).bytes
+                guard hash == requestHash else { return (.batchConflict, Tally()) }
+                let body = try previous.decode("response_body", as: PGBytes.self).bytes
+                return (.response(status: try previous.decode("response_status", as: Int.self), body: body, replayed: true), Tally())
+            }
+            try await connection.query(Self.touchDevice(tenant: identity.tenantID, user: identity.userID, device: deviceID))
+
+            let batch = PushBatch(
+                connection: connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batchID: request.batchId,
+                derivedRecordID: derivedID, firstVersion: counter + 1, now: now)
+            try await batch.apply(request.changes, maximumSkew: maximumSkew)
+            try await batch.logConflicts()
+            if batch.nextVersion - 1 > counter {
+                try await connection.query(Self.saveCounter(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1))
+            }
+            let body = Array(batch.responseJSON().utf8)
+            try await connection.query(Self.saveBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId, hash: requestHash, body: body))
+            return (.response(status: 200, body: body, replayed: false), batch.tally)
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import HabitSyncDomain
+import LibPQClient
+
+/// The set-based statements that write one collection's share of a batch: one statement for
+/// all of its rows, with the conflict rule decided by PostgreSQL under the row locks the
+/// statement takes (and the user row lock the push holds).
+///
+/// Binds: $1 tenant, $2 user, $3 ids, $4 versions, $5 updated_at, $6 updated_by, $7 is_delete,
+/// then one `text[]` per data column.
+enum SyncTableSQL {
+    static func input(_ table: SyncTable) -> String {
+        let binds = ["$3::uuid[]", "$4::int8[]", "$5::timestamptz[]", "$6::text[]", "$7::bool[]"]
+            + table.columns.indices.map { "$\($0 + 8)::text[]" }
+        let names = ["id", "version", "updated_at", "updated_by", "is_delete"] + table.columns.map(\.name)
+        return "SELECT * FROM unnest(\(binds.joined(separator: ", "))) AS i(\(names.joined(separator: ", ")))"
+    }
+
+    static func cast(_ column: SyncTable.Column, from alias: String = "i") -> String {
+        "\(alias).\(column.name)::\(column.type)"
+    }
+
+    /// Last writer wins: rows whose stored key `(updated_at, updated_by)` is older than the
+    /// incoming one are overwritten (a delete keeps the data and sets the tombstone); ids the
+    /// table has never seen are inserted. Returns the ids written.
+    static func lastWriterWins(_ table: SyncTable, keyedByUser: Bool = false, extraCondition: String? = nil) -> String {
+        let t = table.table
+        let match = keyedByUser ? "" : " AND h.id = i.id"
+        let assignments = table.columns.map { column -> String in
+            if column.name == "created_at" && table.collection == .habits {
+                // createdAt defaults to the server time of the first write and then stays.
+                return "created_at = CASE WHEN i.is_delete THEN h.created_at ELSE coalesce(i.created_at::timestamptz, h.created_at, now()) END"
+            }
+            return "\(column.name) = CASE WHEN i.is_delete THEN h.\(column.name) ELSE \(cast(column)) END"
+        }
+        let insertValues = table.columns.map { column -> String in
+            if column.name == "created_at" && table.collection == .habits {
+                return "CASE WHEN i.is_delete THEN NULL ELSE coalesce(i.created_at::timestamptz, now()) END"
+            }
+            return cast(column)
+        }
+        return """
+            WITH input AS (\(input(table))),
+            updated AS (
+                UPDATE \(t) h SET \(assignments.joined(separator: ", ")),
+                    updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = now(),
+                    deleted_at = CASE WHEN i.is_delete THEN now() END
+                FROM input i
+                WHERE h.tenant_id = $1 AND h.user_id = $2\(match)
+                  AND (h.updated_at, h.updated_by COLLATE "C") < (i.updated_at, i.updated_by COLLATE "C")\(extraCondition.map { " AND \($0)" } ?? "")
+                RETURNING h.id
+            ),
+            inserted AS (
+                INSERT INTO \(t) (tenant_id, user_id, id, \(table.columns.map(\.name).joined(separator: ", ")), updated_at, updated_by, server_version, synced_at, deleted_at)
+                SELECT $1, $2, i.id, \(insertValues.joined(separator: ", ")), i.updated_at, i.updated_by, i.version, now(), CASE WHEN i.is_delete THEN now() END
+                FROM input i
+                WHERE NOT EXISTS (SELECT 1 FROM \(t) h WHERE h.tenant_id = $1 AND h.user_id = $2\(match))
+                RETURNING id
+            )
+            SELECT id FROM updated UNION ALL SELECT id FROM inserted
+            """
+    }
+
+    /// Append-only: ids not stored yet are inserted; stored ones are left alone (the caller
+    /// compares them). Returns the ids inserted.
+    static func appendOnly(_ table: SyncTable) -> String {
+        """
+        WITH input AS (\(input(table)))
+        INSERT INTO \(table.table) (tenant_id, user_id, id, \(table.columns.map(\.name).joined(separator: ", ")), updated_at, updated_by, server_version, synced_at)
+        SELECT $1, $2, i.id, \(table.columns.map { cast($0) }.joined(separator: ", ")), i.updated_at, i.updated_by, i.version, now()
+        FROM input i
+        WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.id = i.id)
+        RETURNING id
+        """
+    }
+
+    /// Insert-once by `achievement_id`: a new one is inserted, an earlier unlock replaces a later
+    /// one (keeping the first id). Returns the achievement ids written.
+    static func insertOnce(_ table: SyncTable) -> String {
+        let assignments = table.columns.filter { $0.name != "achievement_id" }.map { "\($0.name) = \(cast($0))" }
+        return """
+            WITH input AS (\(input(table))),
+            updated AS (
+                UPDATE \(table.table) h SET \(assignments.joined(separator: ", ")),
+                    updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = now()
+                FROM input i
+                WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.achievement_id = i.achievement_id
+                  AND i.unlocked_at::timestamptz < h.unlocked_at
+                RETURNING h.achievement_id
+            ),
+            inserted AS (
+                INSERT INTO \(table.table) (tenant_id, user_id, id, \(table.columns.map(\.name).joined(separator: ", ")), updated_at, updated_by, server_version, synced_at)
+                SELECT $1, $2, i.id, \(table.columns.map { cast($0) }.joined(separator: ", ")), i.updated_at, i.updated_by, i.version, now()
+                FROM input i
+                WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.achievement_id = i.achievement_id)
+                RETURNING achievement_id
+            )
+            SELECT achievement_id AS id FROM updated UNION ALL SELECT achievement_id FROM inserted
+            """
+    }
+
+    /// The stored state of the given rows, as wire changes and records, for the results.
+    static func current(_ collection: SyncCollection, by key: String = "id", keyType: String = "uuid") -> String {
+        """
+        SELECT h.id, h.\(key)::text AS key, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
+               \(WireChangeSQL.change(collection, alias: "h"))::text AS change,
+               \(WireChangeSQL.recordFunction(collection))(h)::text AS record
+        FROM \(collection.table) h
+        WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.\(key) = ANY($3::\(keyType)[])
+        """
+    }
+
+    /// Binds for `input`: tenant, user, then the rows' columns.
+    static func binds(tenant: UUID, user: String, rows: [SyncRow], table: SyncTable) -> [PGBind] {
+        var binds: [PGBind] = [tenant.pgBind(), user.pgBind()]
+        binds.append(rows.map { $0.id.uuidString.lowercased() }.pgBind())
+        binds.append(rows.map { $0.version }.pgBind())
+        binds.append(rows.map { $0.updatedAt }.pgBind())
+        binds.append(rows.map { $0.updatedBy }.pgBind())
+        binds.append(rows.map { $0.isDelete }.pgBind())
+        for column in table.columns.indices {
+            binds.append(rows.map { $0.values.isEmpty ? nil : $0.values[column] }.pgBind())
+        }
+        return binds
+    }
+}
+
+/// One row of a set-based write.
+struct SyncRow: Sendable {
+    let id: UUID
+    let version: Int64
+    let updatedAt: Date
+    let updatedBy: String
+    let isDelete: Bool
+    /// Text values of the data columns; empty for deletes.
+    let values: [String?]
+}
