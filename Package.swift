@@ -139,7 +139,9 @@ let package = Package(
                 "LibPQClient",
                 "Migrations",
                 "EmbeddedPostgres",
+                "HabitSyncServer",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/TestSupport",
             swiftSettings: strictSettings
@@ -171,6 +173,15 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SyncTests",
+            dependencies: [
+                "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "TestSupport",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),

@@ -6,6 +6,8 @@ import HabitSyncAuth
 import HabitSyncDomain
 import HabitSyncStore
 import Hummingbird
+import LibPQClient
+import Logging
 import NIOCore
 
 /// `POST /v1/sync/push` and `GET /v1/sync/pull`: decode, check, call the store, encode.
@@ -47,8 +49,16 @@ struct SyncController: Sendable {
             throw APIError(status: HTTPResponse.Status(code: error.status), code: error.code == "too_many_changes" ? "too_large" : error.code, message: error.message, field: error.field)
         }
         let hash = Array(SHA256.hash(data: body))
-        let (outcome, tally) = try await push.push(identity: identity, deviceID: device, request: parsed, requestHash: hash,
-                                                   now: Date())
+        let outcome: PushStore.Outcome
+        let tally: PushStore.Tally
+        do {
+            (outcome, tally) = try await push.push(identity: identity, deviceID: device, request: parsed, requestHash: hash, now: Date())
+        } catch let error as PGError {
+            // The batch's transaction rolled back whole: nothing of it is stored, and the
+            // device retries the same batch (spec: 503). The cause is logged, not returned.
+            context.logger.error("push transaction failed", metadata: ["error": .string("\(error)")])
+            throw APIError(status: .serviceUnavailable, code: "unavailable", message: "the batch could not be stored and nothing of it was applied; retry it", retryAfterSeconds: 1)
+        }
         switch outcome {
         case .batchConflict:
             metrics.recordBatch(outcome: "conflict")

@@ -20,8 +20,10 @@ public final class PGConnection: Sendable {
     /// The backend's process id, for `pg_terminate_backend` in tests and for logs.
     public let backendPID: Int32
     private let broken = Atomic<Bool>(false)
+    private let statementCounter: StatementCounter?
 
-    private init(handle: sending Handle, backendPID: Int32, threadPool: NIOThreadPool) {
+    private init(handle: sending Handle, backendPID: Int32, threadPool: NIOThreadPool, statementCounter: StatementCounter?) {
+        self.statementCounter = statementCounter
         self.handle = Mutex(handle)
         self.backendPID = backendPID
         self.threadPool = threadPool
@@ -29,7 +31,7 @@ public final class PGConnection: Sendable {
 
     /// Opens a connection (on the thread pool) and prepares its session: UTC, ISO dates,
     /// UTF-8, and the configured role.
-    public static func connect(_ configuration: PGConnectionConfiguration, threadPool: NIOThreadPool) async throws -> PGConnection {
+    public static func connect(_ configuration: PGConnectionConfiguration, threadPool: NIOThreadPool, statementCounter: StatementCounter? = nil) async throws -> PGConnection {
         let connection: PGConnection = try await threadPool.runIfActive {
             // Earlier keywords are defaults the connection string may override; later ones win.
             let keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
@@ -45,7 +47,7 @@ public final class PGConnection: Sendable {
                 PQfinish(pointer)
                 throw PGError(kind: .connection, message: message.isEmpty ? "could not connect" : message)
             }
-            return PGConnection(handle: Handle(pointer), backendPID: PQbackendPID(pointer), threadPool: threadPool)
+            return PGConnection(handle: Handle(pointer), backendPID: PQbackendPID(pointer), threadPool: threadPool, statementCounter: statementCounter)
         }
         do {
             var setup = "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET IntervalStyle TO 'iso_8601'; SET client_min_messages TO warning"
@@ -170,6 +172,7 @@ public final class PGConnection: Sendable {
 
     private func onThreadPool<Result: Sendable>(_ body: @escaping @Sendable (OpaquePointer) throws -> Result) async throws -> Result {
         if isBroken { throw PGError(kind: .connection, message: "the connection is closed") }
+        statementCounter?.increment()
         do {
             return try await threadPool.runIfActive { [self] in
                 try handle.withLock { handle -> Result in
@@ -305,4 +308,13 @@ private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeP
     defer { duplicates.forEach { free($0) } }
     let pointers: [UnsafePointer<CChar>?] = duplicates.map { $0.map { UnsafePointer($0) } } + [nil]
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
+
+/// Counts round trips to the server (each query, simple query or pipeline is one), so tests
+/// and benchmarks can check that a batch costs a constant number of them.
+public final class StatementCounter: Sendable {
+    private let value = Atomic<Int>(0)
+    public init() {}
+    public var count: Int { value.load(ordering: .relaxed) }
+    func increment() { value.add(1, ordering: .relaxed) }
 }

@@ -56,6 +56,8 @@ public final class PGPool: Service, Sendable {
     }
 
     public let configuration: Configuration
+    /// Round trips made through this pool's connections (BEGIN and COMMIT included).
+    public let roundTrips = StatementCounter()
     private let state = Mutex(State())
     private let threadPool: NIOThreadPool
     private let logger: Logger
@@ -197,7 +199,7 @@ public final class PGPool: Service, Sendable {
                 discard(connection, countAsError: true)
             case .openNew:
                 do {
-                    return try await PGConnection.connect(configuration.connection, threadPool: threadPool)
+                    return try await PGConnection.connect(configuration.connection, threadPool: threadPool, statementCounter: roundTrips)
                 } catch {
                     slotFreed(countAsError: true)
                     throw error

@@ -3,23 +3,26 @@ import HabitSyncServer
 import LibPQClient
 import Logging
 import ServiceLifecycle
-import TestSupport
 
 /// The real application from `buildApplication`, serving on a free port for one test.
-struct RunningServer {
-    let baseURL: String
-    let readiness: Readiness
-    let pool: PGPool
+public struct RunningServer: Sendable {
+    public let baseURL: String
+    public let readiness: Readiness
+    public let pool: PGPool
+    public let metrics: ServerMetrics
 
-    static func with<T: Sendable>(
-        database: TestDatabase, binaryHeadVersion: Int = 2,
+    public static func with<T: Sendable>(
+        database: TestDatabase, binaryHeadVersion: Int = 3, configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0),
         _ body: (RunningServer) async throws -> T
     ) async throws -> T {
         let pool = database.pool(size: 4, role: "habitsync_app")
         let readiness = Readiness()
+        let metrics = ServerMetrics()
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
+        var configuration = configuration
+        configuration.port = 0
         let app = buildApplication(
-            configuration: ServerConfiguration(host: "127.0.0.1", port: 0), pool: pool, readiness: readiness,
+            configuration: configuration, pool: pool, readiness: readiness, metrics: metrics,
             binaryHeadVersion: binaryHeadVersion, logger: TestPostgres.logger,
             onServerRunning: { portContinuation.yield($0) })
         let group = ServiceGroup(services: [pool, app, readiness], logger: TestPostgres.logger)
@@ -30,7 +33,7 @@ struct RunningServer {
                 port = bound
                 break
             }
-            let server = RunningServer(baseURL: "http://127.0.0.1:\(port)", readiness: readiness, pool: pool)
+            let server = RunningServer(baseURL: "http://127.0.0.1:\(port)", readiness: readiness, pool: pool, metrics: metrics)
             do {
                 let result = try await body(server)
                 await group.triggerGracefulShutdown()
@@ -46,13 +49,13 @@ struct RunningServer {
         }
     }
 
-    func get(_ path: String) async throws -> TestHTTP.Reply {
+    public func get(_ path: String) async throws -> TestHTTP.Reply {
         try await TestHTTP.request("GET", baseURL + path)
     }
 }
 
 /// Checks the Prometheus text exposition format line by line; returns the samples.
-func parsePrometheusText(_ text: String) throws -> [String: Double] {
+public func parsePrometheusText(_ text: String) throws -> [String: Double] {
     struct Invalid: Error, CustomStringConvertible { let description: String }
     let name = #"[a-zA-Z_:][a-zA-Z0-9_:]*"#
     let label = #"[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*""#

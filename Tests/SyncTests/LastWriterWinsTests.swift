@@ -1,0 +1,104 @@
+import Foundation
+import HabitSyncDomain
+import Testing
+import TestSupport
+
+/// The LWW rules of protocol.md, table-driven over every LWW collection, through HTTP.
+@Suite struct LastWriterWinsTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        let collection: String
+        let needsHabit: Bool
+        /// A distinguishing field and its value for variant v.
+        let field: String
+        let value: @Sendable (Int) -> (any Sendable)
+        let record: @Sendable (Int, UUID) -> JSON
+
+        var testDescription: String { collection }
+    }
+
+    static let cases: [Case] = [
+        Case(collection: "habits", needsHabit: false, field: "name", value: { "v\($0)" }, record: { v, _ in Wire.habit(name: "v\(v)") }),
+        Case(collection: "reminders", needsHabit: true, field: "time", value: { String(format: "%02d:00", $0) },
+             record: { v, habit in Wire.reminder(habit: habit, time: String(format: "%02d:00", v)) }),
+        Case(collection: "dailyProgress", needsHabit: true, field: "progressCount", value: { $0 },
+             record: { v, habit in Wire.progress(habit: habit, count: v) }),
+        Case(collection: "focusSessions", needsHabit: false, field: "duration", value: { $0 },
+             record: { v, _ in Wire.focus(state: "completed", duration: Double(v)) }),
+        Case(collection: "selectedApps", needsHabit: false, field: "orderIndex", value: { $0 }, record: { v, _ in Wire.selectedApp(order: v) }),
+        Case(collection: "userSettings", needsHabit: false, field: "gatewayTimerDuration", value: { 20 + $0 },
+             record: { v, _ in Wire.settings(timer: 20 + v) }),
+    ]
+
+    @Test(arguments: cases)
+    func lastWriterWinsPerCollection(_ testCase: Case) async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let deviceA = try await world.client(server, user: "alice", device: "dev-A")
+            let deviceB = deviceA.withDevice("dev-B")
+            let habit = UUID()
+            if testCase.needsHabit {
+                #expect(try await deviceA.push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit())]).status(0) == "applied")
+            }
+            let id = UUID()
+            func upsert(_ v: Int, at time: Double, by client: SyncClient? = nil) async throws -> SyncClient.PushReply {
+                try await (client ?? deviceA).push([Wire.change(testCase.collection, id, at: Wire.at(time), record: testCase.record(v, habit))])
+            }
+            func storedValue() async throws -> JSON? {
+                let state = try await deviceA.state().values.filter { $0["collection"] as? String == testCase.collection }
+                return state.first
+            }
+
+            // Newer wins.
+            #expect(try await upsert(1, at: 10).status(0) == "applied")
+            let second = try await upsert(2, at: 20)
+            #expect(second.status(0) == "applied")
+            let version = second.result(0)["serverVersion"] as? Int
+            #expect(version != nil)
+            #expect("\(((try await storedValue())?["record"] as? JSON)?[testCase.field] ?? "")" == "\(testCase.value(2))")
+
+            // Older is superseded, with the winning change as `current`.
+            let older = try await upsert(3, at: 15)
+            #expect(older.status(0) == "superseded")
+            let current = older.result(0)["current"] as? JSON
+            #expect(current?["updatedAt"] as? String == Wire.at(20))
+            #expect("\((current?["record"] as? JSON)?[testCase.field] ?? "")" == "\(testCase.value(2))")
+
+            // The same write again is unchanged, with the stored version.
+            let again = try await upsert(2, at: 20)
+            #expect(again.status(0) == "unchanged")
+            #expect(again.result(0)["serverVersion"] as? Int == version)
+
+            // Equal timestamps: the greater device id (as bytes) wins.
+            #expect(try await upsert(4, at: 20, by: deviceB).status(0) == "applied")
+            #expect(try await upsert(5, at: 20, by: deviceA).status(0) == "superseded")
+            #expect("\(((try await storedValue())?["record"] as? JSON)?[testCase.field] ?? "")" == "\(testCase.value(4))")
+
+            // A delete beats an older upsert and loses to a newer one.
+            let delete = try await deviceA.push([Wire.change(testCase.collection, id, at: Wire.at(30), record: nil)])
+            #expect(delete.status(0) == "applied")
+            let stale = try await upsert(6, at: 25)
+            #expect(stale.status(0) == "superseded")
+            #expect((stale.result(0)["current"] as? JSON)?["op"] as? String == "delete")
+            // An initial sync leaves tombstones out; an incremental pull delivers them.
+            #expect(try await storedValue() == nil)
+            let delta = try await deviceA.pull(cursor: PullCursorText.at(version: version ?? 0))
+            #expect(delta.changes.contains { $0["collection"] as? String == testCase.collection && $0["op"] as? String == "delete" })
+            #expect(try await upsert(7, at: 40).status(0) == "applied")
+            let revived = try await storedValue()
+            #expect(revived?["op"] as? String == "upsert")
+            #expect("\((revived?["record"] as? JSON)?[testCase.field] ?? "")" == "\(testCase.value(7))")
+
+            // A clock far ahead is clamped to the server's.
+            let future = try await deviceA.push([Wire.change(testCase.collection, id, at: WireTime.format(Date().addingTimeInterval(86_400)), record: testCase.record(8, habit))])
+            #expect(future.status(0) == "applied")
+            #expect(future.result(0)["clamped"] as? Bool == true)
+            let stored = try await storedValue()
+            let storedAt = WireTime.parse(stored?["updatedAt"] as? String ?? "")
+            #expect(storedAt.map { $0 < Date().addingTimeInterval(300) } == true, "clamped to the server clock")
+
+            // Every superseded change is in the conflict log.
+            let logged = try await world.count("conflict_log", where: "outcome = 'superseded' AND collection = '\(testCase.collection)'")
+            #expect(logged == 3)
+        }
+    }
+}
