@@ -1,0 +1,110 @@
+import Foundation
+import LibPQClient
+import Testing
+import TestSupport
+
+@Suite struct IdempotencyTests {
+    @Test func aRetriedBatchGetsTheFirstResponseByteForByteAndAppliesOnce() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            let batch = UUID()
+            let changes = [
+                Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit()),
+                Wire.change("xpTransactions", UUID(), at: Wire.at(0), record: Wire.xp()),
+                Wire.change("habits", UUID(), at: Wire.at(0), record: ["name": ""]),
+            ]
+            let body = try JSONSerialization.data(withJSONObject: ["batchId": batch.uuidString, "changes": changes])
+            let first = try await device.pushRaw(body)
+            let second = try await device.pushRaw(body)
+            #expect(first.status == 200)
+            #expect(second.status == 200)
+            #expect(first.body == second.body)
+            #expect(try await world.count("habits") == 1)
+            #expect(try await world.count("xp_transactions") == 1)
+            #expect(try await world.count("conflict_log") == 1)
+            #expect(try await world.count("push_batches") == 1)
+            // Another device may reuse the id: batches are per device.
+            #expect(try await device.withDevice("ipad").pushRaw(body).status == 200)
+
+            // Same id, other content: 409, nothing applied.
+            let other = try JSONSerialization.data(withJSONObject: ["batchId": batch.uuidString, "changes": [Wire.change("habits", UUID(), at: Wire.at(1), record: Wire.habit())]])
+            let conflict = try await device.pushRaw(other)
+            #expect(conflict.status == 409)
+            #expect((conflict.json["error"] as? JSON)?["code"] as? String == "batch_conflict")
+            #expect(try await world.count("habits") == 1)
+        }
+    }
+
+    @Test func aBatchWhoseTransactionFailsPartWayLeavesNothingBehind() async throws {
+        let world = try await SyncWorld.make()
+        // Make the last collection of the batch fail inside PostgreSQL, after habits were written.
+        try await world.database.withPool(size: 1) { pool in
+            try await pool.withConnection { connection in
+                try await connection.simpleQuery(unsafeSQL: """
+                    CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by test'; END $$;
+                    CREATE TRIGGER test_refuse BEFORE INSERT ON selected_apps FOR EACH ROW EXECUTE FUNCTION test_refuse();
+                    """)
+            }
+        }
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            let batch = UUID()
+            let changes = [
+                Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit()),
+                Wire.change("selectedApps", UUID(), at: Wire.at(0), record: Wire.selectedApp()),
+            ]
+            let failed = try await device.push(changes, batchID: batch, allowUnavailable: true)
+            #expect(failed.status == 503)
+            #expect((failed.json["error"] as? JSON)?["code"] as? String == "unavailable")
+            #expect(try await world.count("habits") == 0)
+            #expect(try await world.count("push_batches") == 0)
+            #expect(try await world.count("conflict_log") == 0)
+            #expect(try await world.count("users", where: "change_counter > 0") == 0)
+
+            try await world.database.withPool(size: 1) { pool in
+                try await pool.withConnection { try await $0.simpleQuery(unsafeSQL: "DROP TRIGGER test_refuse ON selected_apps") }
+            }
+            let retried = try await device.push(changes, batchID: batch)
+            #expect(retried.status == 200)
+            #expect(retried.results.allSatisfy { $0["status"] as? String == "applied" })
+            #expect(try await world.count("habits") == 1)
+        }
+    }
+
+    @Test func aFiveHundredChangeMixedBatchCostsAConstantNumberOfRoundTrips() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            func mixedBatch(_ size: Int, offset: Double) -> [JSON] {
+                let habits = (0..<max(1, size / 5)).map { _ in UUID() }
+                var changes: [JSON] = habits.map { Wire.change("habits", $0, at: Wire.at(offset), record: Wire.habit()) }
+                var day = 0
+                while changes.count < size {
+                    let habit = habits[changes.count % habits.count]
+                    day += 1
+                    switch changes.count % 4 {
+                    case 0: changes.append(Wire.change("dailyProgress", UUID(), at: Wire.at(offset + 1), record: Wire.progress(habit: habit, date: String(format: "2026-%02d-%02d", 1 + day % 12, 1 + day % 28), count: day)))
+                    case 1: changes.append(Wire.change("usageEvents", UUID(), at: Wire.at(offset + 1), record: Wire.usageEvent()))
+                    case 2: changes.append(Wire.change("reminders", UUID(), at: Wire.at(offset + 1), record: Wire.reminder(habit: habit)))
+                    default: changes.append(Wire.change("xpTransactions", UUID(), at: Wire.at(offset + 1), record: Wire.xp()))
+                    }
+                }
+                return changes
+            }
+            // Warm the pool so connection set-up is not counted.
+            _ = try await device.push(mixedBatch(10, offset: 0))
+            var costs: [Int: Int] = [:]
+            for size in [50, 500] {
+                let before = server.pool.roundTrips.count
+                let reply = try await device.push(mixedBatch(size, offset: Double(size)))
+                costs[size] = server.pool.roundTrips.count - before
+                #expect(reply.results.count == size)
+                #expect(reply.results.allSatisfy { $0["status"] as? String == "applied" })
+            }
+            print("round trips per push: 50 changes → \(costs[50]!), 500 changes → \(costs[500]!)")
+            #expect(costs[500] == costs[50], "the cost of a batch must not grow with its size")
+            #expect(costs[500]! <= 25)
+        }
+    }
+}
