@@ -37,8 +37,8 @@ struct SyncWorld {
     }
 
     /// Runs `body` with the server up.
-    func serve<T: Sendable>(_ configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0), _ body: (RunningServer) async throws -> T) async throws -> T {
-        try await RunningServer.with(database: database, configuration: configuration, body)
+    func serve<T: Sendable>(_ configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0), poolSize: Int = 4, _ body: (RunningServer) async throws -> T) async throws -> T {
+        try await RunningServer.with(database: database, configuration: configuration, poolSize: poolSize, body)
     }
 
     /// Rows of a table as the owner sees them (all tenants), for checks behind the API's back.

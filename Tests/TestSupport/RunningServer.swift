@@ -13,9 +13,9 @@ public struct RunningServer: Sendable {
 
     public static func with<T: Sendable>(
         database: TestDatabase, binaryHeadVersion: Int = 3, configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0),
-        _ body: (RunningServer) async throws -> T
+        poolSize: Int = 4, _ body: (RunningServer) async throws -> T
     ) async throws -> T {
-        let pool = database.pool(size: 4, role: "habitsync_app")
+        let pool = database.pool(size: poolSize, role: "habitsync_app")
         let readiness = Readiness()
         let metrics = ServerMetrics()
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()

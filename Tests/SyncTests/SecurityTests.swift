@@ -1,0 +1,111 @@
+import Foundation
+import HabitSyncAuth
+import HabitSyncStore
+import LibPQClient
+import JWTKit
+import Testing
+import TestSupport
+import _CryptoExtras
+
+/// Tenants and users never see or touch each other's records, and every bad token is the same 401.
+@Suite struct SecurityTests {
+    @Test func aTokenOfTenantANamingTenantBsIdsLeavesBUntouchedAndInvisible() async throws {
+        let world = try await SyncWorld.make(name: "tenant-a")
+        let (tenantB, keyB) = try await world.addTenant("tenant-b")
+        try await world.serve { server in
+            let deviceA = try await world.client(server, user: "alice")
+            let deviceB = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "alice", tenant: tenantB, key: keyB), device: "iphone-A")
+            let shared = UUID()
+            #expect(try await deviceB.push([Wire.change("habits", shared, at: Wire.at(0), record: Wire.habit(name: "B's habit"))]).status(0) == "applied")
+            let bBefore = try await deviceB.state()
+
+            // A pulls nothing of B, even with the same user id and record id.
+            #expect(try await deviceA.pullAll().changes.isEmpty)
+            // A's newer write to the same id creates A's own record; B's stays as it was.
+            #expect(try await deviceA.push([Wire.change("habits", shared, at: Wire.at(100), record: Wire.habit(name: "A's habit"))]).status(0) == "applied")
+            #expect(try await deviceA.push([Wire.change("habits", shared, at: Wire.at(200), record: nil)]).status(0) == "applied")
+            let bAfter = try await deviceB.state()
+            #expect(bAfter.count == bBefore.count)
+            #expect((bAfter.values.first?["record"] as? JSON)?["name"] as? String == "B's habit")
+            #expect(try await world.count("habits", where: "id = '\(shared.uuidString.lowercased())'") == 2)
+        }
+    }
+
+    @Test func usersOfOneTenantCannotSeeEachOther() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let alice = try await world.client(server, user: "alice")
+            let bob = try await world.client(server, user: "bob")
+            _ = try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit()), Wire.change("userSettings", UUID(), at: Wire.at(0), record: Wire.settings())])
+            #expect(try await bob.pullAll().changes.isEmpty)
+            #expect(try await alice.pullAll().changes.count == 2)
+            // Bob referring to Alice's habit is an unknown reference.
+            let aliceHabit = try await alice.pullAll().changes.first { $0["collection"] as? String == "habits" }?["id"] as? String
+            let reply = try await bob.push([Wire.change("reminders", UUID(), at: Wire.at(1), record: ["habitId": aliceHabit ?? "", "time": "08:00"])])
+            #expect(reply.errorCode(0) == "unknown_reference")
+        }
+    }
+
+    @Test func everyBadTokenGetsTheSameBare401() async throws {
+        let world = try await SyncWorld.make()
+        let (_, otherKey) = try await world.addTenant("other")
+        let rsaBacking = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let rsaPEM = rsaBacking.publicKey.pemRepresentation
+        let rsaTenant = try await world.database.withPool(size: 1) { try await HabitSyncStoreHelpers.createTenant($0, name: "rsa", pem: rsaPEM) }
+        try await world.serve { server in
+            let exp = Date().addingTimeInterval(600)
+            let tid = world.tenant.uuidString
+            guard case .sharedSecret(let secret) = world.key.material else { return }
+            let ours = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+            let valid = try await Claims.sign(["tid": tid, "sub": "alice", "exp": exp], with: ours)
+            let noneHeader = Data(#"{"alg":"none"}"#.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+            let tokens: [String: String?] = [
+                "none": nil,
+                "forged": try await Claims.sign(["tid": tid, "sub": "alice", "exp": exp], with: JWTKeyCollection().add(hmac: HMACKey(from: Array(repeating: 1, count: 32)), digestAlgorithm: .sha256)),
+                "alg none": "\(noneHeader).\(valid.split(separator: ".")[1]).",
+                "HS256 with the RS256 public key": try await Claims.sign(["tid": rsaTenant.uuidString, "sub": "alice", "exp": exp], with: JWTKeyCollection().add(hmac: HMACKey(from: Array(rsaPEM.utf8)), digestAlgorithm: .sha256)),
+                "expired": try await Claims.sign(["tid": tid, "sub": "alice", "exp": Date().addingTimeInterval(-120)], with: ours),
+                "another tenant's key": try await TokenMinter.mint(tenantID: world.tenant, userID: "alice", key: otherKey, ttl: 600),
+            ]
+            var bodies: Set<Data> = []
+            for (name, token) in tokens {
+                var headers: [String: String] = [:]
+                if let token { headers["Authorization"] = "Bearer \(token)" }
+                for (method, path) in [("GET", "/v1/sync/pull"), ("POST", "/v1/sync/push")] {
+                    headers["Content-Type"] = "application/json"
+                    headers["X-Device-Id"] = "d"
+                    let reply = try await TestHTTP.request(method, server.baseURL + path, headers: headers, body: method == "POST" ? Data("{}".utf8) : nil)
+                    #expect(reply.status == 401, "\(name) \(method): \(reply.status)")
+                    #expect(reply.header("WWW-Authenticate") == "Bearer")
+                    bodies.insert(reply.body)
+                }
+            }
+            #expect(bodies.count == 1, "every failure answers the same body")
+            let ok = try await TestHTTP.request("GET", server.baseURL + "/v1/sync/pull", headers: ["Authorization": "Bearer \(valid)"])
+            #expect(ok.status == 200)
+        }
+    }
+}
+
+enum HabitSyncStoreHelpers {
+    static func createTenant(_ pool: PGPool, name: String, pem: String) async throws -> UUID {
+        try await TenantStore(pool: pool).create(name: name, key: try TenantKey.publicKey(pem: pem)).id
+    }
+}
+
+/// Arbitrary claims signed with any key, for tokens the server must refuse.
+enum Claims {
+    struct Payload: JWTPayload {
+        var tid: String?
+        var sub: SubjectClaim?
+        var exp: ExpirationClaim?
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    static func sign(_ claims: [String: any Sendable], with keys: JWTKeyCollection) async throws -> String {
+        let payload = Payload(
+            tid: claims["tid"] as? String, sub: (claims["sub"] as? String).map(SubjectClaim.init(value:)),
+            exp: (claims["exp"] as? Date).map(ExpirationClaim.init(value:)))
+        return try await keys.sign(payload)
+    }
+}
