@@ -28,8 +28,8 @@ public struct PullStore: Sendable {
 
     public static let pullableCollections: [SyncCollection] = SyncCollection.allCases
 
-    static func purgeHorizon(tenant: UUID, user: String) -> PGQuery {
-        "SELECT purged_through_version FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)"
+    static func userVersions(tenant: UUID, user: String) -> PGQuery {
+        "SELECT change_counter, purged_through_version FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)"
     }
 
     /// One branch per collection, each using its `(tenant_id, user_id, server_version)` index,
@@ -50,11 +50,10 @@ public struct PullStore: Sendable {
         let since = cursor?.version ?? 0
         return try await pool.withTransaction(isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
-            if let cursor {
-                let horizon = try await connection.query(Self.purgeHorizon(tenant: identity.tenantID, user: identity.userID)).rows.first
-                    .map { try $0.decode("purged_through_version", as: Int64.self) } ?? 0
-                if cursor.version < horizon { throw Failure.cursorExpired }
-            }
+            let versions = try await connection.query(Self.userVersions(tenant: identity.tenantID, user: identity.userID)).rows.first
+            let counter = try versions?.decode("change_counter", as: Int64.self) ?? 0
+            let horizon = try versions?.decode("purged_through_version", as: Int64.self) ?? 0
+            if let cursor, cursor.version < horizon { throw Failure.cursorExpired }
             // No cursor: an initial sync, which needs no tombstones.
             let sql = Self.pageSQL(collections, includeTombstones: cursor != nil)
             let rows = try await connection.query(PGQuery(unsafeSQL: sql, binds: [
@@ -63,7 +62,12 @@ public struct PullStore: Sendable {
             let page = rows.prefix(limit)
             let changes = try page.map { try $0.decode("change", as: String.self) }
             let last = try page.last.map { try $0.decode("server_version", as: Int64.self) } ?? since
-            return Page(changes: changes, cursor: PullCursor(version: last), hasMore: rows.count > limit)
+            let hasMore = rows.count > limit
+            // The last page of an unfiltered pull moves the cursor to the user's counter as this
+            // snapshot saw it: everything up to it has been delivered (an initial sync skips
+            // only tombstones). A filtered pull must not jump over other collections' changes.
+            let complete = !hasMore && Set(collections) == Set(Self.pullableCollections)
+            return Page(changes: changes, cursor: PullCursor(version: complete ? max(last, counter) : last), hasMore: hasMore)
         }
     }
 }

@@ -1,0 +1,82 @@
+import Foundation
+import HabitSyncStore
+import LibPQClient
+import Testing
+import TestSupport
+
+@Suite struct PullTests {
+    @Test func pagesFollowServerVersionsWithHasMoreAndACollectionFilter() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            let habit = UUID()
+            var changes = [Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit())]
+            changes += (1...11).map { Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: Wire.progress(habit: habit, date: String(format: "2026-11-%02d", $0))) }
+            changes += (1...3).map { _ in Wire.change("usageEvents", UUID(), at: Wire.at(2), record: Wire.usageEvent()) }
+            #expect(try await device.push(changes).results.allSatisfy { $0["status"] as? String == "applied" })
+
+            var cursor: String? = nil
+            var versions: [Int] = []
+            var pages = 0
+            repeat {
+                let page = try await device.pull(cursor: cursor, limit: 4)
+                #expect(page.status == 200)
+                #expect(page.changes.count <= 4)
+                versions += page.changes.compactMap { $0["serverVersion"] as? Int }
+                pages += 1
+                cursor = page.cursor
+                if !page.hasMore { break }
+            } while pages < 10
+            #expect(pages == 4)
+            #expect(versions == Array(1...15))
+            // Nothing new: the same cursor back, no changes.
+            let empty = try await device.pull(cursor: cursor)
+            #expect(empty.changes.isEmpty)
+            #expect(empty.cursor == cursor)
+            #expect(empty.json["serverTime"] as? String != nil)
+
+            let onlyHabits = try await device.pull(collections: "habits,usageEvents")
+            let collections = Set(onlyHabits.changes.compactMap { $0["collection"] as? String })
+            #expect(collections == ["habits", "usageEvents"])
+            #expect(onlyHabits.changes.count == 4)
+        }
+    }
+
+    @Test func aCursorBehindThePurgeHorizonIs410AndAFreshStartWorks() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            let habit = UUID()
+            _ = try await device.push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit())])
+            let oldCursor = try await device.pullAll().cursor
+            _ = try await device.push([Wire.change("habits", habit, at: Wire.at(10), record: nil)])
+            #expect(try await device.pull(cursor: oldCursor).changes.count == 1)
+
+            // Retention of one millisecond: the tombstone is purged at once.
+            let report = try await world.database.withPool(size: 1) { pool in
+                try await MaintenanceStore(pool: pool).run(retention: .init(tombstones: 0.001, pushBatches: 0.001, conflicts: 0.001, usageEvents: 90 * 86_400), now: Date().addingTimeInterval(1))
+            }
+            #expect(report.tombstonesPurged == 1)
+            #expect(report.pushBatchesPurged == 2)
+            #expect(try await world.count("habits") == 0)
+
+            let expired = try await device.pull(cursor: oldCursor)
+            #expect(expired.status == 410)
+            #expect(expired.errorCode == "cursor_expired")
+            let fresh = try await device.pull()
+            #expect(fresh.status == 200)
+            #expect(try await device.pull(cursor: fresh.cursor).status == 200)
+        }
+    }
+
+    @Test func maintenanceArchivesOldUsageEventMonthsAndKeepsFutureOnesReady() async throws {
+        let world = try await SyncWorld.make()
+        let report = try await world.database.withPool(size: 1) { pool in
+            try await MaintenanceStore(pool: pool).run(retention: .init(), now: Date())
+        }
+        #expect(report.partitionsArchived.contains("usage_events_2024_01"))
+        #expect(!report.partitionsArchived.contains { $0 >= "usage_events_2026_10" })
+        let archived = try await world.count("pg_tables", where: "schemaname = 'archive' AND tablename = 'usage_events_2024_01'")
+        #expect(archived == 1)
+    }
+}
