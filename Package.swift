@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         // gzip request bodies (zlib through a small wrapper; needs zlib1g-dev).
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        // Tests only: reads the OpenAPI document to check responses against it.
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // libpq's C API, and nothing else.
@@ -108,6 +110,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            resources: [.copy("Resources/openapi.yaml")],
             swiftSettings: strictSettings
         ),
         // The command line: parse arguments, resolve configuration, call the layers.
@@ -181,6 +184,7 @@ let package = Package(
             dependencies: [
                 "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "TestSupport",
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings

@@ -25,6 +25,7 @@ public func buildApplication(
     router.add(middleware: RequestObservationMiddleware(metrics: metrics))
     HealthController(pool: pool, readiness: readiness, metrics: metrics, binaryHeadVersion: binaryHeadVersion)
         .addRoutes(to: router)
+    OpenAPIDocument.addRoute(to: router)
     // The sync API: every route below requires a verified token.
     let authenticator = Authenticator(tenants: TenantStore(pool: pool))
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
