@@ -47,6 +47,15 @@ struct ServeCommand: AsyncParsableCommand {
         valueName: "role"))
     var requestRole: String?
 
+    @Option(name: .customLong("max-batch-changes"), help: ArgumentHelp("Most changes one push may carry (413 beyond). Env: HABITSYNC_MAX_BATCH_CHANGES. Default: 1000.", valueName: "n"))
+    var maxBatchChanges: String?
+
+    @Option(name: .customLong("max-body-bytes"), help: ArgumentHelp("Largest push body, after gzip decoding (413 beyond). Env: HABITSYNC_MAX_BODY_BYTES. Default: 8388608 (8 MiB).", valueName: "bytes"))
+    var maxBodyBytes: String?
+
+    @Option(name: .customLong("max-clock-skew"), help: ArgumentHelp("How far ahead of the server clock updatedAt may be before it is clamped. Env: HABITSYNC_MAX_CLOCK_SKEW. Default: 5m.", valueName: "duration"))
+    var maxClockSkew: String?
+
     struct Settings {
         var server: ServerConfiguration
         var migrate: MigrateMode
@@ -78,8 +87,19 @@ struct ServeCommand: AsyncParsableCommand {
         let requestRole = try ConfigurationValue.resolve(
             flag: requestRole, flagName: "request-role", environmentVariable: "HABITSYNC_REQUEST_ROLE", default: "habitsync_app",
             rule: "must be a role name", parse: { $0.isEmpty ? nil : $0 })
+        let maxChanges = try ConfigurationValue.resolve(
+            flag: maxBatchChanges, flagName: "max-batch-changes", environmentVariable: "HABITSYNC_MAX_BATCH_CHANGES", default: 1000,
+            rule: "must be a whole number from 1 to 100000", parse: { ConfigurationValue.positiveInt($0).flatMap { $0 <= 100_000 ? $0 : nil } })
+        let maxBytes = try ConfigurationValue.resolve(
+            flag: maxBodyBytes, flagName: "max-body-bytes", environmentVariable: "HABITSYNC_MAX_BODY_BYTES", default: 8 * 1024 * 1024,
+            rule: "must be a whole number of bytes from 1024 to 1073741824", parse: { Int($0).flatMap { (1024...1_073_741_824).contains($0) ? $0 : nil } })
+        let skew = try ConfigurationValue.resolve(
+            flag: maxClockSkew, flagName: "max-clock-skew", environmentVariable: "HABITSYNC_MAX_CLOCK_SKEW", default: Duration.seconds(300),
+            rule: "must be a positive duration such as 5m", parse: ConfigurationValue.duration)
+        let limits = SyncLimits(maximumChanges: maxChanges, maximumBodyBytes: maxBytes,
+                                maximumClockSkewSeconds: Double(skew.components.seconds) + Double(skew.components.attoseconds) / 1e18)
         return Settings(
-            server: ServerConfiguration(host: host, port: port, statementTimeout: statementTimeout),
+            server: ServerConfiguration(host: host, port: port, statementTimeout: statementTimeout, limits: limits),
             migrate: migrate, poolSize: poolSize, drainTimeout: drainTimeout, requestRole: requestRole)
     }
 
