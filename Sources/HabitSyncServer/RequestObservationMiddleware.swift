@@ -7,7 +7,8 @@ import Logging
 /// The outermost middleware: gives each request an id (the caller's `X-Request-Id` when it is
 /// sane, else a new one), turns every error into the JSON error body, writes one access-log
 /// line, and records the request metrics.
-struct RequestObservationMiddleware<Context: RequestContext>: RouterMiddleware {
+struct RequestObservationMiddleware: RouterMiddleware {
+    typealias Context = HabitSyncRequestContext
     let metrics: ServerMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -33,10 +34,12 @@ struct RequestObservationMiddleware<Context: RequestContext>: RouterMiddleware {
         let route = context.endpointPath ?? "unmatched"
         let duration = clock.now - started
         metrics.recordRequest(method: request.method.rawValue, route: route, status: response.status.code, duration: duration)
-        context.logger.info("request", metadata: [
+        var fields: Logger.Metadata = [
             "method": .string(request.method.rawValue), "route": .string(route), "status": .stringConvertible(response.status.code),
             "duration_ms": .string(String(format: "%.1f", Double(duration.nanoseconds) / 1_000_000)),
-        ])
+        ]
+        if let tenant = context.observedTenant.tenant { fields["tenant"] = .string(tenant) }
+        context.logger.info("request", metadata: fields)
         return response
     }
 

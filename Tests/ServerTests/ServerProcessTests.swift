@@ -43,6 +43,14 @@ import TestSupport
         let metrics = try await TestHTTP.request("GET", "http://127.0.0.1:\(boundPort)/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.text.contains("habitsync_schema_version"))
+        // Admin commands run meanwhile attach to the same embedded cluster.
+        let created = try HabitSyncBinary.run(["tenant", "create", "acme"], environment: ["DATABASE_URL": ""], in: workDirectory)
+        #expect(created.status == 0, "\(created.stderr)")
+        let tenant = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let minted = try HabitSyncBinary.run(["token", "mint", "--tenant", "acme", "--user", "alice"], environment: ["DATABASE_URL": ""], in: workDirectory)
+        let token = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let pull = try await TestHTTP.request("GET", "http://127.0.0.1:\(boundPort)/v1/sync/pull", headers: ["Authorization": "Bearer \(token)"])
+        #expect(pull.status == 200)
         let pidFile = workDirectory.appendingPathComponent(".habitsync/postgres/data/postmaster.pid")
         #expect(FileManager.default.fileExists(atPath: pidFile.path), "the embedded cluster lives under ./.habitsync/postgres")
 
@@ -58,8 +66,11 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: pidFile.path), "the embedded database was stopped")
         let finalLog = try String(contentsOf: logFile, encoding: .utf8)
         #expect(finalLog.contains("\"msg\":\"stopped\""))
-        // Logs carry no connection secrets.
+        // Logs carry the tenant and route of each request, and no secrets or tokens.
+        #expect(finalLog.contains("\"tenant\":\"\(tenant)\""))
+        #expect(finalLog.contains("\"route\":\"/v1/sync/pull\""))
         #expect(!finalLog.contains("password="))
+        #expect(!finalLog.contains(token))
     }
 
     @Test func aBadSettingStopsStartUpNamingItself() throws {

@@ -12,10 +12,11 @@ public enum HabitSyncBinary {
         public let stderr: String
     }
 
-    public static func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Outcome {
+    public static func run(_ arguments: [String], environment extra: [String: String] = [:], in workingDirectory: URL? = nil) throws -> Outcome {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
+        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         var environment = ProcessInfo.processInfo.environment
         for (key, value) in extra { environment[key] = value }
         process.environment = environment
