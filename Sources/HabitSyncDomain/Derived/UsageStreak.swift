@@ -1,0 +1,15 @@
+/// Consecutive days with at least one conscious exit (the usageStreak record, seed 002);
+/// today without an exit does not break the run yet.
+public struct UsageStreak: Sendable, Equatable {
+    public let startDate: LocalDate?
+    public let currentDayCount: Int
+    public let lastActivityDate: LocalDate?
+    public let computedFor: LocalDate
+
+    public static func compute(exitDays: Set<LocalDate>, today: LocalDate) -> UsageStreak {
+        let past = exitDays.filter { $0 <= today }
+        let count = ConsecutiveDays.current(past, today: today)
+        let end = past.contains(today) ? today : today.adding(days: -1)
+        return UsageStreak(startDate: count > 0 ? end.adding(days: 1 - count) : nil, currentDayCount: count, lastActivityDate: past.max(), computedFor: today)
+    }
+}
