@@ -6,6 +6,18 @@ public struct VerifiedIdentity: Sendable, Equatable {
     public let tenantID: UUID
     public let userID: String
     public let expiresAt: Date
+
+    init(tenantID: UUID, userID: String, expiresAt: Date) {
+        self.tenantID = tenantID
+        self.userID = userID
+        self.expiresAt = expiresAt
+    }
+
+    /// An identity established by other means than a token (admin commands, tests). Never
+    /// build one from request input.
+    public static func trusted(tenantID: UUID, userID: String) -> VerifiedIdentity {
+        VerifiedIdentity(tenantID: tenantID, userID: userID, expiresAt: .distantFuture)
+    }
 }
 
 /// Verifies an access token against the keys of the tenant it names, and only those.

@@ -78,6 +78,10 @@ import TestSupport
                         UNION ALL SELECT 'selectedApps/' || id, server_version, deleted_at IS NOT NULL FROM selected_apps
                         UNION ALL SELECT 'dailyProgress/' || id, server_version, deleted_at IS NOT NULL FROM daily_progress
                         UNION ALL SELECT 'usageEvents/' || id, server_version, false FROM usage_events
+                        UNION ALL SELECT 'xpTransactions/' || id, server_version, false FROM xp_transactions
+                        UNION ALL SELECT 'globalStreak/' || id, server_version, false FROM global_streaks
+                        UNION ALL SELECT 'userProgress/' || id, server_version, false FROM user_progress
+                        UNION ALL SELECT 'usageStreak/' || id, server_version, false FROM usage_streaks
                         """).rows.map { row in
                         (try row.decode("key", as: String.self), try row.decode("server_version", as: Int.self), try row.decode("deleted", as: Bool.self))
                     }

@@ -46,7 +46,43 @@ public struct PullStore: Sendable {
         return "SELECT server_version, change FROM (\(branches.joined(separator: "\nUNION ALL\n"))) page ORDER BY server_version LIMIT $4"
     }
 
-    public func pull(identity: VerifiedIdentity, after cursor: PullCursor?, limit: Int, collections: [SyncCollection]) async throws -> Page {
+    static func derivedFreshness(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT u.time_zone, g.computed_for::text AS streak_for, s.computed_for::text AS usage_for
+        FROM users u
+        LEFT JOIN global_streaks g ON g.tenant_id = u.tenant_id AND g.user_id = u.user_id
+        LEFT JOIN usage_streaks s ON s.tenant_id = u.tenant_id AND s.user_id = u.user_id
+        WHERE u.tenant_id = \(tenant) AND u.user_id = \(user)
+        """
+    }
+
+    /// Derived records computed for an earlier day than the user's today (a streak can break
+    /// overnight without any push) are recomputed before the pull reads them.
+    func refreshDerivedStateIfStale(_ identity: VerifiedIdentity, now: Date) async throws {
+        let stale = try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection -> Bool in
+            try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
+            guard let row = try await connection.query(Self.derivedFreshness(tenant: identity.tenantID, user: identity.userID)).rows.first else { return false }
+            let zone = TimeZone(identifier: try row.decode("time_zone", as: String.self)) ?? TimeZone(identifier: "UTC")!
+            let today = LocalDate(now, in: zone)
+            let computed = [try row.decodeIfPresent("streak_for", as: String.self), try row.decodeIfPresent("usage_for", as: String.self)].compactMap { $0 }.compactMap(LocalDate.init)
+            return computed.contains { $0 < today }
+        }
+        guard stale else { return }
+        try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
+            try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
+            let user = try await connection.query(PushStore.lockUser(tenant: identity.tenantID, user: identity.userID)).single()
+            let counter = try user.decode("change_counter", as: Int64.self)
+            let writer = DerivedStateWriter(connection: connection, tenant: identity.tenantID, user: identity.userID,
+                                            derivedRecordID: try user.decode("derived_record_id", as: UUID.self), now: now)
+            let next = try await writer.recompute(nextVersion: counter + 1)
+            if next - 1 > counter {
+                try await connection.query(PushStore.saveCounter(tenant: identity.tenantID, user: identity.userID, counter: next - 1))
+            }
+        }
+    }
+
+    public func pull(identity: VerifiedIdentity, after cursor: PullCursor?, limit: Int, collections: [SyncCollection], now: Date = Date()) async throws -> Page {
+        try await refreshDerivedStateIfStale(identity, now: now)
         let since = cursor?.version ?? 0
         return try await pool.withTransaction(isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)

@@ -86,6 +86,17 @@ final class PushBatch {
         }
     }
 
+    /// Collections whose changes feed the derived records.
+    static let derivedInputs: Set<String> = ["habits", "dailyProgress", "xpTransactions", "usageEvents", "userSettings"]
+
+    /// Recomputes the derived records when this batch applied a change to their inputs.
+    func recomputeDerivedStateIfNeeded() async throws {
+        let touched = tally.counts.contains { Self.derivedInputs.contains($0.key) && ($0.value["applied"] ?? 0) > 0 }
+        guard touched else { return }
+        let writer = DerivedStateWriter(connection: connection, tenant: tenant, user: user, derivedRecordID: derivedRecordID, now: now)
+        nextVersion = try await writer.recompute(nextVersion: nextVersion)
+    }
+
     func responseJSON() -> String {
         let items = results.enumerated().map { index, result in
             (result ?? ChangeResult(index: index, status: .rejected, error: ChangeRejection(.invalidField, "not processed"))).json

@@ -87,6 +87,7 @@ public struct PushStore: Sendable {
                 connection: connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batchID: request.batchId,
                 derivedRecordID: derivedID, firstVersion: counter + 1, now: now)
             try await batch.apply(request.changes, maximumSkew: maximumSkew)
+            try await batch.recomputeDerivedStateIfNeeded()
             try await batch.logConflicts()
             if batch.nextVersion - 1 > counter {
                 try await connection.query(Self.saveCounter(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1))
