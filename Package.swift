@@ -161,7 +161,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SchemaTests",
-            dependencies: ["LibPQClient", "TestSupport"],
+            dependencies: ["LibPQClient", "TestSupport", "HabitSyncDomain"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -34,6 +34,7 @@ public func buildApplication(
         pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout),
         limits: configuration.limits, metrics: metrics
     ).addRoutes(to: v1)
+    StatsController(stats: StatsStore(pool: pool, statementTimeout: configuration.statementTimeout)).addRoutes(to: v1)
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),

@@ -13,15 +13,15 @@ import TestSupport
                     SELECT c.relname || coalesce('.' || a.attname, '') AS object
                     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                     LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-                    WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm')
+                    WHERE n.nspname IN ('public', 'analytics', 'archive') AND c.relkind IN ('r', 'p', 'v', 'm')
                       AND ((a.attname IS NULL AND obj_description(c.oid, 'pg_class') IS NULL)
                         OR (a.attname IS NOT NULL AND col_description(c.oid, a.attnum) IS NULL))
                     UNION ALL
                     SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                    WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm') AND obj_description(c.oid, 'pg_class') IS NULL
+                    WHERE n.nspname IN ('public', 'analytics', 'archive') AND c.relkind IN ('r', 'p', 'v', 'm') AND obj_description(c.oid, 'pg_class') IS NULL
                     UNION ALL
                     SELECT p.proname || '()' FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-                    WHERE n.nspname = 'public' AND obj_description(p.oid, 'pg_proc') IS NULL
+                    WHERE n.nspname IN ('public', 'analytics') AND obj_description(p.oid, 'pg_proc') IS NULL
                     ORDER BY 1
                     """).rows.map { try $0.decode("object", as: String.self) }
             }

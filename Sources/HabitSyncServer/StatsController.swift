@@ -1,0 +1,48 @@
+import Foundation
+import HTTPTypes
+import HabitSyncDomain
+import HabitSyncStore
+import Hummingbird
+import NIOCore
+
+/// `GET /v1/stats/habits?from=&to=`, `/v1/stats/focus`, `/v1/stats/usage` for the caller.
+struct StatsController: Sendable {
+    let stats: StatsStore
+
+    func addRoutes(to group: RouterGroup<HabitSyncRequestContext>) {
+        group.get("stats/habits") { request, context in
+            guard let identity = context.identity else { throw APIError.unauthorized }
+            let query = request.uri.queryParameters
+            for (name, _) in query where name != "from" && name != "to" {
+                throw APIError(status: .badRequest, code: "invalid_parameter", message: "unknown query parameter '\(name)' (from, to)", field: String(name))
+            }
+            func date(_ name: String) throws -> LocalDate? {
+                guard let text = query[Substring(name)] else { return nil }
+                guard let date = LocalDate(String(text)) else {
+                    throw APIError(status: .badRequest, code: "invalid_parameter", message: "\(name) must be a date yyyy-MM-dd, not '\(text)'", field: name)
+                }
+                return date
+            }
+            var end = try date("to")
+            if end == nil { end = try await stats.today(identity) }
+            let to = end!
+            let from = try date("from") ?? to.adding(days: -29)
+            guard from <= to, to.dayNumber - from.dayNumber <= 3660 else {
+                throw APIError(status: .badRequest, code: "invalid_parameter", message: "from must not be after to, and the range at most 10 years", field: "from")
+            }
+            return Self.json(try await stats.habitStats(identity, from: from, to: to))
+        }
+        group.get("stats/focus") { _, context in
+            guard let identity = context.identity else { throw APIError.unauthorized }
+            return Self.json(try await stats.focusStats(identity))
+        }
+        group.get("stats/usage") { _, context in
+            guard let identity = context.identity else { throw APIError.unauthorized }
+            return Self.json(try await stats.usageStats(identity))
+        }
+    }
+
+    static func json(_ text: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}
