@@ -90,6 +90,7 @@ let package = Package(
                 "LibPQClient",
                 "HabitSyncAuth",
                 "HabitSyncDomain",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
