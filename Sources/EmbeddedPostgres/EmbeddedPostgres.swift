@@ -21,9 +21,11 @@ public final class EmbeddedPostgres: Sendable {
         public var durable: Bool
         /// The OS user that owns and runs the cluster when this process is root.
         public var osUserWhenRoot: String
+        public var maxConnections: Int
 
-        public init(directory: URL, databaseName: String = "habitsync", superuser: String = "habitsync", durable: Bool = true, osUserWhenRoot: String = "postgres") {
+        public init(directory: URL, databaseName: String = "habitsync", superuser: String = "habitsync", durable: Bool = true, osUserWhenRoot: String = "postgres", maxConnections: Int = 200) {
             self.directory = directory
+            self.maxConnections = maxConnections
             self.databaseName = databaseName
             self.superuser = superuser
             self.durable = durable
@@ -182,7 +184,7 @@ public final class EmbeddedPostgres: Sendable {
             listen_addresses = '127.0.0.1'
             port = \(port)
             unix_socket_directories = '\(socketDirectory.path.replacingOccurrences(of: "'", with: "''"))'
-            max_connections = 200
+            max_connections = \(configuration.maxConnections)
             shared_buffers = '128MB'
             max_locks_per_transaction = 256
 

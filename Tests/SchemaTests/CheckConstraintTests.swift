@@ -122,8 +122,8 @@ import TestSupport
 
     @Test(arguments: cases)
     func checkConstraintsMirrorTheDomainRules(_ testCase: Case) async throws {
-        let (database, tenant, habit) = try await SharedSchemaDatabase.shared.get()
-        try await database.withPool(size: 1) { pool in
+        let (pool, tenant, habit) = try await SharedSchemaDatabase.shared.get()
+        do {
             try await pool.withConnection { connection in
                 try await connection.simpleQuery(unsafeSQL: "BEGIN")
                 try await SchemaFixture.setContext(connection, tenant: tenant, user: "u1")
@@ -142,13 +142,13 @@ import TestSupport
     }
 
     @Test func naturalKeysAndTheOneRunningSessionRuleAreUnique() async throws {
-        let (database, tenant, habit) = try await SharedSchemaDatabase.shared.get()
+        let (pool, tenant, habit) = try await SharedSchemaDatabase.shared.get()
         let pairs: [(String, [String: String])] = [
             ("daily_progress", [:]),
             ("achievements", [:]),
             ("focus_sessions", ["state": "'active'", "end_time": "NULL"]),
         ]
-        try await database.withPool(size: 1) { pool in
+        do {
             for (table, overrides) in pairs {
                 await #expect {
                     try await pool.withTransaction { connection in
@@ -170,18 +170,19 @@ import TestSupport
     }
 }
 
-/// One migrated database with a tenant, user `u1` and a habit, shared by the CHECK cases
-/// (each runs in its own rolled-back transaction).
+/// One migrated database with a tenant, user `u1` and a habit, and one small pool on it,
+/// shared by the CHECK cases (each runs in its own rolled-back transaction).
 actor SharedSchemaDatabase {
     static let shared = SharedSchemaDatabase()
-    private var task: Task<(TestDatabase, UUID, UUID), any Error>?
+    private var task: Task<(PGPool, UUID, UUID), any Error>?
 
-    func get() async throws -> (TestDatabase, UUID, UUID) {
+    func get() async throws -> (PGPool, UUID, UUID) {
         if task == nil {
             task = Task {
                 let database = try await TestPostgres.shared.migratedDatabase()
-                let seeded = try await database.withPool(size: 1) { try await SchemaFixture.seedTenant($0, name: "checks", users: ["u1"]) }
-                return (database, seeded.tenant, seeded.habits["u1"]!)
+                let pool = database.pool(size: 6)
+                let seeded = try await SchemaFixture.seedTenant(pool, name: "checks", users: ["u1"])
+                return (pool, seeded.tenant, seeded.habits["u1"]!)
             }
         }
         return try await task!.value

@@ -110,7 +110,8 @@ enum ThrowawayCluster {
     static func start() throws -> EmbeddedPostgres.Running {
         removeLeftovers()
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-tests-\(getpid())")
-        let postgres = try EmbeddedPostgres(configuration: .init(directory: directory, databaseName: "postgres", durable: false), logger: TestPostgres.logger)
+        // Tests run in parallel, each with its own pools and servers.
+        let postgres = try EmbeddedPostgres(configuration: .init(directory: directory, databaseName: "postgres", durable: false, maxConnections: 600), logger: TestPostgres.logger)
         let running = try postgres.start()
         cluster.withLock { $0 = postgres }
         atexit {
