@@ -148,6 +148,34 @@ import Testing
         #expect(streak.totalCompleteDays == days.count)
     }
 
+    @Test func theUsersTimeZoneDecidesWhichDayIsToday() {
+        // One history of calendar days; the same instant is a different "today" far east and far west.
+        let h = Self.habit(start: "2026-11-10")
+        let records = (10...19).map { Self.done(h, String(format: "2026-11-%02d", $0)) }
+        let classifier = DayClassifier(habits: [h], records: records)
+        let instant = WireTime.parse("2026-11-20T11:30:00Z")!
+        let east = LocalDate(instant, in: TimeZone(identifier: "Pacific/Kiritimati")!)   // UTC+14: already the 21st
+        let west = LocalDate(instant, in: TimeZone(identifier: "Pacific/Pago_Pago")!)    // UTC−11: still the 20th
+        #expect(east == Self.day("2026-11-21"))
+        #expect(west == Self.day("2026-11-20"))
+        // West: today (20th) pending, run of 10 intact. East: the 20th is a missed past day.
+        #expect(GlobalStreak.compute(classifier, today: west).currentStreak == 10)
+        #expect(GlobalStreak.compute(classifier, today: east).currentStreak == 0)
+        #expect(GlobalStreak.compute(classifier, today: east).longestStreak == 10)
+    }
+
+    @Test func aStreakRunsAcrossADaylightSavingChange() {
+        // New York springs forward on 2026-03-08 (a 23-hour day); calendar days still count one each.
+        let newYork = TimeZone(identifier: "America/New_York")!
+        let h = Self.habit(start: "2026-03-06")
+        let completions = ["2026-03-06T23:30:00-05:00", "2026-03-07T23:30:00-05:00", "2026-03-08T23:30:00-04:00", "2026-03-09T23:30:00-04:00"]
+        let records = completions.map { DayRecord(habitID: h.id, date: LocalDate(WireTime.parse($0)!, in: newYork), progressCount: 1, goalCount: 1) }
+        #expect(records.map(\.date.description) == ["2026-03-06", "2026-03-07", "2026-03-08", "2026-03-09"])
+        let today = LocalDate(WireTime.parse("2026-03-10T03:30:00Z")!, in: newYork)  // 23:30 EDT on the 9th
+        let streak = GlobalStreak.compute(DayClassifier(habits: [h], records: records), today: today)
+        #expect(streak.currentStreak == 4)
+    }
+
     // MARK: - XP and levels
 
     @Test(arguments: [(0, 1, 0, 300), (299, 1, 299, 300), (300, 2, 0, 900), (1199, 2, 899, 900), (1200, 3, 0, 1500), (2700, 4, 0, 2100), (-500, 1, 0, 300)])
