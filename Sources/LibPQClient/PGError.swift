@@ -1,5 +1,6 @@
 /// An error from the PostgreSQL client. Its `description` may reach a log: it carries the
-/// server's diagnostic fields but never the query's parameters or connection secrets.
+/// SQLSTATE, the server's message and hint, but never the query's parameters, connection
+/// secrets, or the `detail` field (which can quote row values, such as a duplicate key's).
 public struct PGError: Error, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable {
         /// Could not connect, or the connection broke during a call.
@@ -52,7 +53,6 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
         var text = "PostgreSQL \(kind.rawValue) error"
         if let sqlState { text += " \(sqlState)" }
         text += ": \(message)"
-        if let detail { text += " (detail: \(detail))" }
         if let hint { text += " (hint: \(hint))" }
         return text
     }
