@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "habitsync-server", targets: ["habitsync-server"]),
+        .executable(name: "habitsync-bench", targets: ["habitsync-bench"]),
     ],
     dependencies: [
         // Traits off: we use neither swift-configuration nor the FullFoundation extras,
@@ -129,6 +130,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // The side-by-side benchmark (BENCHMARKS.md): raw libpq ceiling vs the server end to end.
+        .executableTarget(
+            name: "habitsync-bench",
+            dependencies: [
+                "LibPQClient", "EmbeddedPostgres", "Migrations", "HabitSyncAuth", "HabitSyncStore", "HabitSyncDomain",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/HabitSyncBench",
             swiftSettings: strictSettings
         ),
         .executableTarget(

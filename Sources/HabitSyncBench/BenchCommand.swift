@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import HabitSyncStore
+
+/// `habitsync-bench`: one run, side by side, of the raw PostgreSQL ceiling through our libpq
+/// client and the server end to end; prints a table of ratios and writes the numbers as JSON.
+@main
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "habitsync-bench", abstract: "Measure push and pull against the raw PostgreSQL ceiling (BENCHMARKS.md).")
+
+    @Option(name: .customLong("database-url"), help: "Use this database instead of a cluster of the benchmark's own.")
+    var databaseURL: String?
+    @Option(name: .customLong("server-binary"), help: "A release build of habitsync-server.")
+    var serverBinary = ".build/release/habitsync-server"
+    @Option(name: .customLong("migrations-dir")) var migrationsDirectory = "migrations"
+    @Option(help: "Where the JSON results go.") var output = "benchmark-results/latest.json"
+    @Flag(help: "Small sizes, for a smoke run (figures are not meaningful).") var quick = false
+
+    struct Results: Codable {
+        var date = ISO8601DateFormatter().string(from: Date())
+        var commit = ""
+        var rawUpsertRecordsPerSecond: [String: Double] = [:]
+        var rawPullRecordsPerSecond = 0.0
+        var push: [Workloads.PushResult] = []
+        var initialSyncRecords = 0
+        var initialSyncRecordsPerSecond = 0.0
+        var incrementalPullMilliseconds: Percentiles?
+        var pullLatencySmallMilliseconds: Percentiles?
+        var pullLatencyLargeMilliseconds: Percentiles?
+        var smallRows = 0
+        var largeRows = 0
+        var serverPeakRSSMiB = 0.0
+    }
+
+    func run() async throws {
+        let batches = quick ? 5 : 40
+        let pullRows = quick ? 5_000 : 100_000
+        let (small, large) = quick ? (1_000, 20_000) : (10_000, 1_000_000)
+        let environment = try await BenchEnvironment(databaseURL: databaseURL, serverBinary: serverBinary, migrationsDirectory: migrationsDirectory)
+        var results = Results()
+        results.commit = (try? String(contentsOfFile: ".git/HEAD", encoding: .utf8)).map(Self.resolveCommit) ?? ""
+        do {
+            log("raw upsert ceiling…")
+            for workers in [1, 4, 16] {
+                results.rawUpsertRecordsPerSecond[String(workers)] = try await Workloads.rawUpsert(environment.pool, workers: workers, batches: batches, size: 100)
+            }
+            for devices in [1, 4, 16] {
+                log("push with \(devices) device(s)…")
+                results.push.append(try await Workloads.push(environment, devices: devices, batches: batches))
+            }
+            log("seeding \(pullRows) rows for the pull…")
+            try await Workloads.seedUsageEvents(environment.pool, tenant: environment.tenant, user: "pull-user", count: pullRows)
+            results.rawPullRecordsPerSecond = try await Workloads.rawPull(environment.pool, tenant: environment.tenant, user: "pull-user")
+            let puller = BenchHTTP(baseURL: environment.baseURL, token: try await environment.token(user: "pull-user"), device: "puller")
+            let sync = try await Workloads.initialSync(puller)
+            (results.initialSyncRecords, results.initialSyncRecordsPerSecond) = sync
+            results.incrementalPullMilliseconds = try await Workloads.incrementalPull(puller, from: PullCursor(version: Int64(pullRows)).text, rounds: 15)
+
+            log("seeding \(small) and \(large) rows for the scale comparison…")
+            for (user, count) in [("scale-small", small), ("scale-large", large)] {
+                try await Workloads.seedUsageEvents(environment.pool, tenant: environment.tenant, user: user, count: count)
+            }
+            for (user, count) in [("scale-small", small), ("scale-large", large)] {
+                let client = BenchHTTP(baseURL: environment.baseURL, token: try await environment.token(user: user), device: "scale")
+                let latency = try await Workloads.incrementalPull(client, from: PullCursor(version: Int64(count)).text, rounds: 21)
+                if user == "scale-small" { results.pullLatencySmallMilliseconds = latency } else { results.pullLatencyLargeMilliseconds = latency }
+            }
+            results.smallRows = small
+            results.largeRows = large
+            results.serverPeakRSSMiB = environment.serverPeakRSS()
+        } catch {
+            await environment.stop()
+            throw error
+        }
+        await environment.stop()
+        print(Self.table(results))
+        try FileManager.default.createDirectory(at: URL(fileURLWithPath: output).deletingLastPathComponent(), withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(results).write(to: URL(fileURLWithPath: output))
+        log("results written to \(output)")
+    }
+
+    func log(_ message: String) { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }
+
+    static func resolveCommit(_ head: String) -> String {
+        let trimmed = head.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.hasPrefix("ref: ") else { return trimmed }
+        return (try? String(contentsOfFile: ".git/" + trimmed.dropFirst(5), encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? trimmed
+    }
+
+    static func table(_ r: Results) -> String {
+        func f(_ value: Double) -> String { String(format: "%.0f", value) }
+        func ms(_ value: Double) -> String { String(format: "%.1f", value) }
+        var lines = ["| measurement | end to end | raw ceiling | ratio | target |", "|---|---|---|---|---|"]
+        for push in r.push {
+            let raw = r.rawUpsertRecordsPerSecond[String(push.devices)] ?? 0
+            lines.append("| push, \(push.devices) device(s), records/s (p50/p95/p99 \(ms(push.latencyMilliseconds.p50))/\(ms(push.latencyMilliseconds.p95))/\(ms(push.latencyMilliseconds.p99)) ms) | \(f(push.recordsPerSecond)) | \(f(raw)) | \(String(format: "%.2f", push.recordsPerSecond / max(raw, 1))) | \(push.devices == 16 ? "≥ 0.6" : "") |")
+        }
+        lines.append("| initial sync of \(r.initialSyncRecords) records, records/s | \(f(r.initialSyncRecordsPerSecond)) | \(f(r.rawPullRecordsPerSecond)) | \(String(format: "%.2f", r.initialSyncRecordsPerSecond / max(r.rawPullRecordsPerSecond, 1))) | ≥ 0.6 |")
+        if let incremental = r.incrementalPullMilliseconds {
+            lines.append("| incremental pull of 100 changes, p50 ms | \(ms(incremental.p50)) | | | |")
+        }
+        if let small = r.pullLatencySmallMilliseconds, let large = r.pullLatencyLargeMilliseconds {
+            lines.append("| pull of 100 new changes, p50 ms: \(r.largeRows) vs \(r.smallRows) rows stored | \(ms(large.p50)) vs \(ms(small.p50)) | | \(String(format: "%.2f", large.p50 / max(small.p50, 0.001))) | ≤ 1.3 |")
+        }
+        lines.append("| server peak RSS, MiB | \(String(format: "%.1f", r.serverPeakRSSMiB)) | | | ≤ 150 |")
+        return lines.joined(separator: "\n")
+    }
+}

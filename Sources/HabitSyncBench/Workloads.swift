@@ -1,0 +1,216 @@
+import Foundation
+import HabitSyncDomain
+import LibPQClient
+
+/// The measured workloads. Every figure is taken in the same run, on the same database.
+enum Workloads {
+    // MARK: - Raw ceiling through our libpq client
+
+    static let createRawTable: PGQuery = """
+        CREATE TABLE IF NOT EXISTS bench_raw_progress (
+            user_id text, id uuid, habit_id uuid, date date, progress_count int, goal_count int,
+            updated_at timestamptz(3), updated_by text, server_version bigint, PRIMARY KEY (user_id, id));
+        """
+    static let createRawIndex: PGQuery = "CREATE INDEX IF NOT EXISTS bench_raw_pull ON bench_raw_progress (user_id, server_version)"
+
+    /// The best statement shape for a batch: one upsert of all rows, LWW in the WHERE.
+    static let rawUpsert = """
+        INSERT INTO bench_raw_progress AS b (user_id, id, habit_id, date, progress_count, goal_count, updated_at, updated_by, server_version)
+        SELECT $1, * FROM unnest($2::uuid[], $3::uuid[], $4::date[], $5::int4[], $6::int4[], $7::timestamptz[], $8::text[], $9::int8[])
+        ON CONFLICT (user_id, id) DO UPDATE SET progress_count = EXCLUDED.progress_count, goal_count = EXCLUDED.goal_count,
+            updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by, server_version = EXCLUDED.server_version
+        WHERE (b.updated_at, b.updated_by COLLATE "C") < (EXCLUDED.updated_at, EXCLUDED.updated_by COLLATE "C")
+        """
+
+    /// Rows per second for `workers` connections each upserting `batches` batches of `size`.
+    static func rawUpsert(_ pool: PGPool, workers: Int, batches: Int, size: Int) async throws -> Double {
+        _ = try await pool.withConnection { try await $0.query(createRawTable) }
+        _ = try await pool.withConnection { try await $0.query(createRawIndex) }
+        let clock = ContinuousClock()
+        let started = clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    let user = "raw-\(workers)-\(worker)-\(UUID().uuidString.prefix(6))"
+                    let habit = UUID()
+                    for batch in 0..<batches {
+                        let ids = (0..<size).map { _ in UUID().uuidString.lowercased() }
+                        let dates = (0..<size).map { LocalDate(dayNumber: 20_000 + batch * size + $0).description }
+                        let binds: [PGBind] = [
+                            user.pgBind(), ids.pgBind(), Array(repeating: habit.uuidString.lowercased(), count: size).pgBind(), dates.pgBind(),
+                            (0..<size).map { Int32($0 % 5) }.pgBind(), Array(repeating: Int32(3), count: size).pgBind(),
+                            Array(repeating: Date(), count: size).pgBind(), Array(repeating: "raw", count: size).pgBind(),
+                            (0..<size).map { Int64(batch * size + $0 + 1) }.pgBind(),
+                        ]
+                        _ = try await pool.withConnection { try await $0.query(PGQuery(unsafeSQL: rawUpsert, binds: binds)) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        return Double(workers * batches * size) / (clock.now - started).seconds
+    }
+
+    static let rawPull = """
+        SELECT id, event_type, occurred_at, target_app_name, pause_duration, timer_duration, server_version, updated_at, updated_by
+        FROM usage_events WHERE tenant_id = $1 AND user_id = $2 AND server_version > $3 ORDER BY server_version LIMIT 1000
+        """
+
+    /// Rows per second reading a user's rows in indexed 1000-row pages, decoded into Swift values.
+    static func rawPull(_ pool: PGPool, tenant: UUID, user: String) async throws -> Double {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var cursor: Int64 = 0
+        var total = 0
+        while true {
+            let rows = try await pool.withConnection {
+                try await $0.query(PGQuery(unsafeSQL: rawPull, binds: [tenant.pgBind(), user.pgBind(), cursor.pgBind()])).rows
+            }
+            if rows.isEmpty { break }
+            for row in rows {
+                _ = try row.decode("id", as: UUID.self)
+                _ = try row.decode("event_type", as: String.self)
+                _ = try row.decode("occurred_at", as: Date.self)
+                _ = try row.decode("pause_duration", as: Double.self)
+                _ = try row.decode("timer_duration", as: Double.self)
+                _ = try row.decode("updated_at", as: Date.self)
+                cursor = try row.decode("server_version", as: Int64.self)
+            }
+            total += rows.count
+        }
+        return Double(total) / (clock.now - started).seconds
+    }
+
+    // MARK: - Seeding stored rows directly
+
+    /// `count` usage events for `user`, versions 1…count (as the schema owner).
+    static func seedUsageEvents(_ pool: PGPool, tenant: UUID, user: String, count: Int) async throws {
+        try await pool.withTransaction { connection in
+            try await connection.query("SELECT set_config('habitsync.tenant_id', \(tenant.uuidString.lowercased()), true), set_config('habitsync.user_id', \(user), true)")
+            try await connection.query("INSERT INTO users (tenant_id, user_id, change_counter) VALUES (\(tenant), \(user), \(count)) ON CONFLICT DO NOTHING")
+            try await connection.query("""
+                INSERT INTO usage_events (tenant_id, user_id, id, event_type, occurred_at, pause_duration, timer_duration, updated_at, updated_by, server_version)
+                SELECT \(tenant), \(user), gen_random_uuid(), (ARRAY['exit_to_focus','deepen_pause'])[1 + g % 2],
+                       now() - make_interval(mins => (g % 500000)::int), g % 30, 30, now(), 'seed', g
+                FROM generate_series(1, \(count)) g
+                """)
+        }
+        _ = try await pool.withConnection { try await $0.simpleQuery(unsafeSQL: "ANALYZE usage_events; ANALYZE users") }
+    }
+
+    // MARK: - Through the server
+
+    /// A batch of 100 mixed changes for a device's user: progress, usage events, habit edits.
+    static func mixedBatch(habits: [UUID], round: Int) -> Data {
+        var changes: [[String: Any]] = []
+        let at = WireTime.format(Date(timeIntervalSince1970: 1_795_000_000 + Double(round)))
+        for n in 0..<40 {
+            changes.append(["collection": "dailyProgress", "op": "upsert", "id": UUID().uuidString, "updatedAt": at,
+                            "record": ["habitId": habits[n % habits.count].uuidString, "date": LocalDate(dayNumber: 19_000 + round * 2 + n / habits.count).description,
+                                       "progressCount": n % 4, "goalCount": 3]])
+        }
+        for n in 0..<40 {
+            changes.append(["collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": at,
+                            "record": ["eventType": "exit_to_focus", "timestamp": at, "pauseDuration": n % 30, "timerDuration": 30]])
+        }
+        for n in 0..<20 {
+            changes.append(["collection": "habits", "op": "upsert", "id": habits[n % habits.count].uuidString, "updatedAt": at,
+                            "record": ["name": "Habit \(n) round \(round)", "habitType": "formation", "goalCount": 3, "goalUnit": "times",
+                                       "schedule": ["type": "daily"], "startDate": "2020-01-01"]])
+        }
+        return try! JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])
+    }
+
+    static func habitBatch(_ habits: [UUID]) -> Data {
+        let changes: [[String: Any]] = habits.map {
+            ["collection": "habits", "op": "upsert", "id": $0.uuidString, "updatedAt": "2026-01-01T00:00:00.000Z",
+             "record": ["name": "Habit", "habitType": "formation", "goalCount": 3, "goalUnit": "times", "schedule": ["type": "daily"], "startDate": "2020-01-01"]]
+        }
+        return try! JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])
+    }
+
+    struct PushResult: Codable {
+        let devices: Int
+        let recordsPerSecond: Double
+        let latencyMilliseconds: Percentiles
+    }
+
+    /// `devices` devices, each its own user, each pushing `batches` batches of 100 changes.
+    static func push(_ environment: BenchEnvironment, devices: Int, batches: Int) async throws -> PushResult {
+        var clients: [(BenchHTTP, [UUID])] = []
+        for device in 0..<devices {
+            let user = "push-\(devices)-\(device)-\(UUID().uuidString.prefix(6))"
+            let client = BenchHTTP(baseURL: environment.baseURL, token: try await environment.token(user: user), device: "bench-\(device)")
+            let habits = (0..<20).map { _ in UUID() }
+            let (status, _) = try await client.push(habitBatch(habits))
+            guard status == 200 else { throw BenchError("setup push answered \(status)") }
+            clients.append((client, habits))
+        }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for (client, habits) in clients {
+                group.addTask {
+                    var samples: [Double] = []
+                    for round in 0..<batches {
+                        let body = mixedBatch(habits: habits, round: round)
+                        let sent = clock.now
+                        let (status, _) = try await client.push(body)
+                        guard status == 200 else { throw BenchError("push answered \(status)") }
+                        samples.append((clock.now - sent).milliseconds)
+                    }
+                    return samples
+                }
+            }
+            return try await group.reduce(into: [Double]()) { $0 += $1 }
+        }
+        let wall = (clock.now - started).seconds
+        return PushResult(devices: devices, recordsPerSecond: Double(devices * batches * 100) / wall, latencyMilliseconds: Percentiles(latencies))
+    }
+
+    /// Records per second of a full initial sync through the API (pages of 5000).
+    static func initialSync(_ client: BenchHTTP) async throws -> (records: Int, recordsPerSecond: Double) {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var cursor: String?
+        var total = 0
+        while true {
+            let page = try await client.pull(cursor: cursor, limit: 5000)
+            total += page.changes
+            cursor = page.cursor
+            if !page.hasMore { break }
+        }
+        return (total, Double(total) / (clock.now - started).seconds)
+    }
+
+    /// Median latency of pulling 100 new changes: each round pushes 100 usage events, then
+    /// pulls from the cursor before them.
+    static func incrementalPull(_ client: BenchHTTP, from start: String?, rounds: Int) async throws -> Percentiles {
+        var cursor = start
+        var samples: [Double] = []
+        let clock = ContinuousClock()
+        for round in 0..<rounds {
+            let changes: [[String: Any]] = (0..<100).map { n in
+                ["collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": "2026-11-20T08:00:00.000Z",
+                 "record": ["eventType": "deepen_pause", "timestamp": WireTime.format(Date().addingTimeInterval(-Double(round * 100 + n))), "pauseDuration": 5, "timerDuration": 30]]
+            }
+            let (status, _) = try await client.push(try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes]))
+            guard status == 200 else { throw BenchError("push answered \(status)") }
+            let started = clock.now
+            let page = try await client.pull(cursor: cursor, limit: 500)
+            samples.append((clock.now - started).milliseconds)
+            guard page.changes >= 100 else { throw BenchError("an incremental pull returned \(page.changes) changes, expected at least 100") }
+            cursor = page.cursor
+        }
+        return Percentiles(samples)
+    }
+
+    static func drain(_ client: BenchHTTP) async throws -> String? {
+        var cursor: String?
+        while true {
+            let page = try await client.pull(cursor: cursor, limit: 5000)
+            cursor = page.cursor
+            if !page.hasMore { return cursor }
+        }
+    }
+}
