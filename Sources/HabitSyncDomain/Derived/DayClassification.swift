@@ -11,31 +11,41 @@ public enum DayClassification: Sendable, Equatable {
 }
 
 /// Classifies days from a user's habits and progress (seed erratum 3: every day is
-/// classified, not only days that have records).
+/// classified, not only days that have records). Built once per recompute; day numbers and
+/// per-habit lookups are precomputed, since a recompute walks every day of the history.
 public struct DayClassifier: Sendable {
-    let habits: [HabitDefinition]
-    let records: [UUID: [Int: DayRecord]]
+    struct Entry: Sendable {
+        let habit: HabitDefinition
+        let start: Int
+        let end: Int
+        let records: [Int: DayRecord]
+    }
+
+    let entries: [Entry]
 
     public init(habits: [HabitDefinition], records: [DayRecord]) {
-        self.habits = habits.filter { !$0.deleted }
         var byHabit: [UUID: [Int: DayRecord]] = [:]
         for record in records where !record.deleted { byHabit[record.habitID, default: [:]][record.date.dayNumber] = record }
-        self.records = byHabit
+        self.entries = habits.filter { !$0.deleted }.map { habit in
+            Entry(habit: habit, start: habit.startDate.dayNumber, end: habit.endDate?.dayNumber ?? Int.max, records: byHabit[habit.id] ?? [:])
+        }
     }
 
     /// The first day any habit applies, or nil without habits.
-    public var firstDay: LocalDate? { habits.map(\.startDate).min() }
+    public var firstDay: LocalDate? { entries.map(\.start).min().map(LocalDate.init(dayNumber:)) }
 
-    public func classify(_ date: LocalDate) -> DayClassification {
+    public func classify(_ date: LocalDate) -> DayClassification { classify(dayNumber: date.dayNumber) }
+
+    public func classify(dayNumber day: Int) -> DayClassification {
         var dueCount = 0
         var allDueComplete = true
         var frequencyComplete = false
-        for habit in habits where habit.isInRange(date) {
-            let record = records[habit.id]?[date.dayNumber]
+        for entry in entries where entry.start <= day && day <= entry.end {
+            let record = entry.records[day]
             if record?.skipped == true { continue }  // a skip is neutral
-            let complete = record?.isComplete(habitType: habit.habitType) ?? false
-            if habit.hasFixedSchedule {
-                guard habit.isDue(on: date) else { continue }
+            let complete = record?.isComplete(habitType: entry.habit.habitType) ?? false
+            if entry.habit.hasFixedSchedule {
+                guard entry.habit.isDue(dayNumber: day, startDayNumber: entry.start) else { continue }
                 dueCount += 1
                 if !complete { allDueComplete = false }
             } else if complete {
@@ -44,5 +54,11 @@ public struct DayClassifier: Sendable {
         }
         if dueCount > 0 { return allDueComplete ? .complete : .incomplete }
         return frequencyComplete ? .complete : .rest
+    }
+
+    /// Every day from the first habit's start through `today`, classified once.
+    public func classifyAll(through today: LocalDate) -> [(dayNumber: Int, classification: DayClassification)] {
+        guard let first = entries.map(\.start).min(), first <= today.dayNumber else { return [] }
+        return (first...today.dayNumber).map { ($0, classify(dayNumber: $0)) }
     }
 }

@@ -9,18 +9,19 @@ public struct GlobalStreak: Sendable, Equatable {
     /// Walks every day from the first habit's start to `today`. Rest days are skipped; a past
     /// incomplete day breaks the run; today, while not complete, does not break it yet.
     public static func compute(_ classifier: DayClassifier, today: LocalDate) -> GlobalStreak {
-        guard let first = classifier.firstDay, first <= today else {
-            return GlobalStreak(currentStreak: 0, longestStreak: 0, totalCompleteDays: 0, lastCompleteDate: nil, computedFor: today)
-        }
+        compute(classifier.classifyAll(through: today), today: today)
+    }
+
+    /// From days already classified (ascending, ending today).
+    public static func compute(_ days: [(dayNumber: Int, classification: DayClassification)], today: LocalDate) -> GlobalStreak {
         var run = 0, longest = 0, total = 0
-        var last: LocalDate?
-        for dayNumber in first.dayNumber...today.dayNumber {
-            let day = LocalDate(dayNumber: dayNumber)
-            switch classifier.classify(day) {
+        var lastNumber: Int?
+        for (dayNumber, classification) in days {
+            switch classification {
             case .complete:
                 run += 1
                 total += 1
-                last = day
+                lastNumber = dayNumber
                 longest = max(longest, run)
             case .incomplete where dayNumber < today.dayNumber:
                 run = 0
@@ -28,6 +29,6 @@ public struct GlobalStreak: Sendable, Equatable {
                 break  // today pending, or a rest day
             }
         }
-        return GlobalStreak(currentStreak: run, longestStreak: longest, totalCompleteDays: total, lastCompleteDate: last, computedFor: today)
+        return GlobalStreak(currentStreak: run, longestStreak: longest, totalCompleteDays: total, lastCompleteDate: lastNumber.map(LocalDate.init(dayNumber:)), computedFor: today)
     }
 }

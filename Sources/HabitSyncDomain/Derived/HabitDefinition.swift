@@ -35,10 +35,15 @@ public struct HabitDefinition: Sendable, Equatable {
     /// deleted, `date` is within start…end, and the schedule names the day.
     public func isDue(on date: LocalDate) -> Bool {
         guard !deleted, isInRange(date) else { return false }
+        return isDue(dayNumber: date.dayNumber, startDayNumber: startDate.dayNumber)
+    }
+
+    /// The schedule rule alone, on day numbers (range and deletion checked by the caller).
+    func isDue(dayNumber: Int, startDayNumber: Int) -> Bool {
         switch schedule {
         case .daily: return true
-        case .everyNDays(let n): return (date.dayNumber - startDate.dayNumber) % n == 0
-        case .specificWeekdays(let days): return days.contains(date.weekday)
+        case .everyNDays(let n): return (dayNumber - startDayNumber) % n == 0
+        case .specificWeekdays(let days): return days.contains(LocalDate.weekday(dayNumber: dayNumber))
         case .frequencyWeekly, .frequencyMonthly: return false
         }
     }
@@ -46,9 +51,10 @@ public struct HabitDefinition: Sendable, Equatable {
 
 extension LocalDate {
     /// The day of the week (1970-01-01 was a Thursday).
-    public var weekday: Weekday {
-        let index = ((dayNumber % 7) + 7 + 4) % 7  // 0 = Sunday
-        return Weekday.allCases[index]
+    public var weekday: Weekday { LocalDate.weekday(dayNumber: dayNumber) }
+
+    static func weekday(dayNumber: Int) -> Weekday {
+        Weekday.allCases[((dayNumber % 7) + 7 + 4) % 7]  // 1970-01-01 (day 0) was a Thursday
     }
 
     public init(dayNumber: Int) {

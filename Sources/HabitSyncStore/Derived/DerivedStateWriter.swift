@@ -75,13 +75,9 @@ struct DerivedStateWriter {
         })
 
         // Daily completion XP for every complete day up to today.
-        let classifier = DayClassifier(habits: habits, records: records)
-        var completeDays: Set<LocalDate> = []
-        if let first = classifier.firstDay, first <= today {
-            for dayNumber in first.dayNumber...today.dayNumber where classifier.classify(LocalDate(dayNumber: dayNumber)) == .complete {
-                completeDays.insert(LocalDate(dayNumber: dayNumber))
-            }
-        }
+        // Every day of the history is classified once, for the awards and the streak alike.
+        let classified = DayClassifier(habits: habits, records: records).classifyAll(through: today)
+        let completeDays = Set(classified.filter { $0.classification == .complete }.map { LocalDate(dayNumber: $0.dayNumber) })
         let corrections = DailyCompletionXP.corrections(completeDays: completeDays, netAwards: netAwards, setting: dailyXP)
             .filter { abs($0.amount) <= 100_000 }
         if !corrections.isEmpty {
@@ -95,7 +91,7 @@ struct DerivedStateWriter {
 
         let hasInputs = !habits.isEmpty || !records.isEmpty || ledgerSum != 0 || !netAwards.isEmpty || !exitDays.isEmpty
         guard hasInputs else { return next }
-        let streak = GlobalStreak.compute(classifier, today: today)
+        let streak = GlobalStreak.compute(classified, today: today)
         let progress = UserProgress(ledgerSum: ledgerSum)
         let usage = UsageStreak.compute(exitDays: exitDays, today: today)
 
