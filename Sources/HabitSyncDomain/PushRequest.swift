@@ -9,7 +9,7 @@ public struct PushRequest: Sendable {
     public static func parse(_ body: Data, maximumChanges: Int) throws(PushRequestError) -> PushRequest {
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: body)
+            value = try JSONParser.parse(body)
         } catch {
             throw PushRequestError(code: "malformed_json", field: nil, message: "the body is not valid JSON")
         }
