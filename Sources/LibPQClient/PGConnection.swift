@@ -12,8 +12,13 @@ public final class PGConnection: Sendable {
     /// Owns the libpq handle. Not Sendable: only ever touched inside `PGConnection.handle`'s lock.
     final class Handle {
         var pointer: OpaquePointer?
+        /// Statements prepared on this session: SQL text and parameter types → statement name.
+        var prepared: [String: String] = [:]
         init(_ pointer: OpaquePointer) { self.pointer = pointer }
     }
+
+    /// Prepared statements kept per session before the cache starts over.
+    static let preparedLimit = 256
 
     private let handle: Mutex<Handle>
     private let threadPool: NIOThreadPool
@@ -65,10 +70,13 @@ public final class PGConnection: Sendable {
     /// True once a call found the connection unusable; the pool then discards it.
     public var isBroken: Bool { broken.load(ordering: .relaxed) }
 
-    /// Runs one statement with its parameters (extended protocol, text results).
+    /// Runs one statement with its parameters (extended protocol, text results). Each
+    /// distinct statement is prepared once per session and executed by name afterwards: the
+    /// push statements are long, and parsing and planning them anew each time was most of
+    /// PostgreSQL's work under load.
     @discardableResult
     public func query(_ query: PGQuery) async throws -> PGResult {
-        try await onThreadPool { pointer in try Self.execute(query, on: pointer) }
+        try await onThreadPoolWithHandle { handle, pointer in try Self.executePrepared(query, handle: handle, on: pointer) }
     }
 
     /// Runs SQL text through the simple query protocol: several statements separated by `;`,
@@ -171,6 +179,10 @@ public final class PGConnection: Sendable {
     // MARK: - Running libpq calls
 
     private func onThreadPool<Result: Sendable>(_ body: @escaping @Sendable (OpaquePointer) throws -> Result) async throws -> Result {
+        try await onThreadPoolWithHandle { _, pointer in try body(pointer) }
+    }
+
+    private func onThreadPoolWithHandle<Result: Sendable>(_ body: @escaping @Sendable (Handle, OpaquePointer) throws -> Result) async throws -> Result {
         if isBroken { throw PGError(kind: .connection, message: "the connection is closed") }
         statementCounter?.increment()
         do {
@@ -179,7 +191,7 @@ public final class PGConnection: Sendable {
                     guard let pointer = handle.pointer else {
                         throw PGError(kind: .connection, message: "the connection is closed")
                     }
-                    return try body(pointer)
+                    return try body(handle, pointer)
                 }
             }
         } catch let error as PGError {
@@ -195,9 +207,27 @@ public final class PGConnection: Sendable {
         }
     }
 
-    private static func execute(_ query: PGQuery, on pointer: OpaquePointer) throws -> PGResult {
-        let result = withParameters(query.binds) { types, values, lengths, formats in
-            PQexecParams(pointer, query.sql, Int32(query.binds.count), types, values, lengths, formats, 0)
+    private static func executePrepared(_ query: PGQuery, handle: Handle, on pointer: OpaquePointer) throws -> PGResult {
+        let types = query.binds.map { Oid($0.type.rawValue) }
+        let key = query.sql + "\u{0}" + types.map(String.init).joined(separator: ",")
+        var name = handle.prepared[key]
+        if name == nil {
+            if handle.prepared.count >= preparedLimit {
+                if let result = PQexec(pointer, "DEALLOCATE ALL") { PQclear(result) }
+                handle.prepared.removeAll()
+            }
+            let newName = "hs_\(handle.prepared.count)"
+            let prepared = types.withUnsafeBufferPointer { typeBuffer in
+                PQprepare(pointer, newName, query.sql, Int32(types.count), types.isEmpty ? nil : typeBuffer.baseAddress)
+            }
+            guard let prepared else { throw connectionError(pointer) }
+            defer { PQclear(prepared) }
+            _ = try copy(prepared, pointer)
+            handle.prepared[key] = newName
+            name = newName
+        }
+        let result = withParameters(query.binds) { _, values, lengths, formats in
+            PQexecPrepared(pointer, name!, Int32(query.binds.count), values, lengths, formats, 0)
         }
         guard let result else { throw connectionError(pointer) }
         defer { PQclear(result) }

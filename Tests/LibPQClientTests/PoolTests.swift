@@ -141,3 +141,23 @@ final class EventLog: Sendable {
     func append(_ event: String) { storage.withLock { $0.append(event) } }
     var entries: [String] { storage.withLock { $0 } }
 }
+
+@Suite struct PreparedStatementTests {
+    @Test func statementsArePreparedOncePerSessionAndSurviveErrors() async throws {
+        let database = try await TestPostgres.shared.emptyDatabase()
+        try await database.withPool(size: 1) { pool in
+            try await pool.withConnection { connection in
+                for n in 0..<5 {
+                    let value = try await connection.query("SELECT \(n)::int AS n, \("x")::text AS t").single().decode("n", as: Int.self)
+                    #expect(value == n)
+                }
+                // The same text with other parameter types is another statement.
+                #expect(try await connection.query("SELECT \(Int32(3))::int AS n, \("y")::text AS t").single().decode("n", as: Int.self) == 3)
+                let prepared = try await connection.query("SELECT count(*) AS n FROM pg_prepared_statements").single().decode("n", as: Int.self)
+                #expect(prepared == 3, "one per distinct statement and parameter types, this query included")
+                await #expect(throws: PGError.self) { try await connection.query("SELECT \(1) / 0 AS boom") }
+                #expect(try await connection.query("SELECT \(7)::int AS n, \("z")::text AS t").single().decode("n", as: Int.self) == 7)
+            }
+        }
+    }
+}
