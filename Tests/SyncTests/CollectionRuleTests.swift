@@ -106,8 +106,16 @@ import TestSupport
                 let deleted = try await device.push([Wire.change(collection, id, at: Wire.at(9), record: nil)])
                 #expect(deleted.errorCode(0) == "immutable_record", "\(collection)")
             }
+            // A usage event id sent again with another timestamp (another monthly partition) is
+            // still the same record: the id registry finds it.
+            let event = UUID()
+            #expect(try await device.push([Wire.change("usageEvents", event, at: Wire.at(0), record: Wire.usageEvent())]).status(0) == "applied")
+            var moved = Wire.usageEvent()
+            moved["timestamp"] = "2025-01-15T10:00:00.000Z"
+            #expect(try await device.push([Wire.change("usageEvents", event, at: Wire.at(1), record: moved)]).errorCode(0) == "immutable_record")
             #expect(try await world.count("xp_transactions") == 1)
-            #expect(try await world.count("usage_events") == 1)
+            #expect(try await world.count("usage_events") == 2)
+            #expect(try await world.count("usage_event_ids") == 2)
         }
     }
 

@@ -403,7 +403,15 @@ final class PushBatch {
     /// The first write of an id is stored; the same again is unchanged; anything else is
     /// `immutable_record`.
     private func applyAppendOnly(_ table: SyncTable, _ changes: [PushChange]) async throws {
-        let existing = try await storedRows(table.collection, keys: changes.map(\.id))
+        let registry = table.collection == .usageEvents
+        var candidates = changes.map(\.id)
+        if registry {
+            // Only ids the registry knows can exist: read those back, usually none.
+            candidates = try await connection.query(PGQuery(unsafeSQL: SyncTableSQL.registeredUsageEvents, binds: [
+                tenant.pgBind(), user.pgBind(), candidates.map { $0.uuidString.lowercased() }.pgBind(),
+            ])).rows.map { try $0.decode("id", as: UUID.self) }
+        }
+        let existing = candidates.isEmpty ? [:] : try await storedRows(table.collection, keys: candidates)
         var firstInBatch: [UUID: PushChange] = [:]
         var toInsert: [PushChange] = []
         for change in changes {
@@ -427,7 +435,8 @@ final class PushBatch {
             versions[change.id] = version
             return SyncRow(id: change.id, version: version, updatedAt: change.updatedAt, updatedBy: device, isDelete: false, values: change.record.map(table.values) ?? [])
         }
-        _ = try await connection.query(PGQuery(unsafeSQL: SyncTableSQL.appendOnly(table), binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: table)))
+        let sql = registry ? SyncTableSQL.appendOnlyRegistered(table) : SyncTableSQL.appendOnly(table)
+        _ = try await connection.query(PGQuery(unsafeSQL: sql, binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: table)))
         for change in changes where results[change.index] == nil {
             if let version = versions[change.id] {
                 if firstInBatch[change.id]?.index == change.index {

@@ -74,6 +74,28 @@ enum SyncTableSQL {
         """
     }
 
+    /// Append-only for usage events: ids are registered in `usage_event_ids` first (one
+    /// unpartitioned index), and only ids registered now are inserted. Returns those ids.
+    static func appendOnlyRegistered(_ table: SyncTable) -> String {
+        """
+        WITH input AS (\(input(table))),
+        registered AS (
+            INSERT INTO usage_event_ids (tenant_id, user_id, id, occurred_at)
+            SELECT $1, $2, i.id, i.occurred_at::timestamptz FROM input i
+            ON CONFLICT (tenant_id, user_id, id) DO NOTHING
+            RETURNING id
+        )
+        INSERT INTO \(table.table) (tenant_id, user_id, id, \(table.columns.map(\.name).joined(separator: ", ")), updated_at, updated_by, server_version, synced_at)
+        SELECT $1, $2, i.id, \(table.columns.map { cast($0) }.joined(separator: ", ")), i.updated_at, i.updated_by, i.version, now()
+        FROM input i JOIN registered r ON r.id = i.id
+        RETURNING id
+        """
+    }
+
+    static let registeredUsageEvents = """
+        SELECT id FROM usage_event_ids WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3::uuid[])
+        """
+
     /// Insert-once by `achievement_id`: a new one is inserted, an earlier unlock replaces a later
     /// one (keeping the first id). Returns the achievement ids written.
     static func insertOnce(_ table: SyncTable) -> String {
