@@ -30,10 +30,11 @@ SELECT h.tenant_id, h.user_id, h.id AS habit_id, d.day::date AS date,
            AND CASE h.habit_type WHEN 'breaking' THEN p.progress_count <= p.goal_count ELSE p.progress_count >= p.goal_count END AS completed
 FROM habits h
 JOIN users u ON u.tenant_id = h.tenant_id AND u.user_id = h.user_id
-CROSS JOIN LATERAL generate_series(h.start_date, least(h.end_date, (now() AT TIME ZONE u.time_zone)::date), interval '1 day') AS d(day)
+-- At most ten years back, as the server's derived state (DayClassifier.historyDays).
+CROSS JOIN LATERAL generate_series(greatest(h.start_date, (now() AT TIME ZONE u.time_zone)::date - 3660), least(h.end_date, (now() AT TIME ZONE u.time_zone)::date), interval '1 day') AS d(day)
 LEFT JOIN daily_progress p ON p.tenant_id = h.tenant_id AND p.user_id = h.user_id AND p.habit_id = h.id AND p.date = d.day::date AND p.deleted_at IS NULL
 WHERE h.deleted_at IS NULL;
-COMMENT ON VIEW analytics.habit_days IS 'One row per live habit and calendar day from its start to its end or the user''s today: whether it was due (fixed schedules, not skipped) and completed.';
+COMMENT ON VIEW analytics.habit_days IS 'One row per live habit and calendar day from its start (at most ten years back) to its end or the user''s today: whether it was due (fixed schedules, not skipped) and completed.';
 COMMENT ON COLUMN analytics.habit_days.tenant_id IS 'Tenant.';
 COMMENT ON COLUMN analytics.habit_days.user_id IS 'User.';
 COMMENT ON COLUMN analytics.habit_days.habit_id IS 'Habit.';

@@ -176,6 +176,13 @@ import Testing
         #expect(streak.currentStreak == 4)
     }
 
+    @Test func anAncientStartDateCostsAtMostTenYearsOfDays() {
+        let h = Self.habit(start: "0001-01-01")
+        let days = DayClassifier(habits: [h], records: [Self.done(h, "2026-11-19")]).classifyAll(through: Self.day("2026-11-20"))
+        #expect(days.count == DayClassifier.historyDays + 1)
+        #expect(GlobalStreak.compute(DayClassifier(habits: [h], records: [Self.done(h, "2026-11-19")]), today: Self.day("2026-11-20")).currentStreak == 1)
+    }
+
     // MARK: - XP and levels
 
     @Test(arguments: [(0, 1, 0, 300), (299, 1, 299, 300), (300, 2, 0, 900), (1199, 2, 899, 900), (1200, 3, 0, 1500), (2700, 4, 0, 2100), (-500, 1, 0, 300)])

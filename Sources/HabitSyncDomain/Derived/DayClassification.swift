@@ -56,9 +56,15 @@ public struct DayClassifier: Sendable {
         return frequencyComplete ? .complete : .rest
     }
 
-    /// Every day from the first habit's start through `today`, classified once.
+    /// How far back derived state looks: ten years. A start date in year 1 must not make every
+    /// push walk 740,000 days; the analytics views use the same window.
+    public static let historyDays = 3660
+
+    /// Every day from the first habit's start (at most `historyDays` back) through `today`,
+    /// classified once.
     public func classifyAll(through today: LocalDate) -> [(dayNumber: Int, classification: DayClassification)] {
-        guard let first = entries.map(\.start).min(), first <= today.dayNumber else { return [] }
+        guard let earliest = entries.map(\.start).min(), earliest <= today.dayNumber else { return [] }
+        let first = max(earliest, today.dayNumber - Self.historyDays)
         return (first...today.dayNumber).map { ($0, classify(dayNumber: $0)) }
     }
 }
