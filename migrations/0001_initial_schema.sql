@@ -518,6 +518,8 @@ CREATE TABLE usage_events (
 ) PARTITION BY RANGE (occurred_at);
 CREATE INDEX usage_events_pull ON usage_events (tenant_id, user_id, server_version);
 CREATE INDEX usage_events_by_id ON usage_events (tenant_id, user_id, id);
+-- Recent activity of a user (usage streak, statistics) without reading their whole history.
+CREATE INDEX usage_events_by_time ON usage_events (tenant_id, user_id, occurred_at);
 COMMENT ON TABLE usage_events IS 'usageEvents collection (UsageEvent, seed 002): append-only gateway events, partitioned by month of occurred_at; old months are moved to the archive schema by maintenance run.';
 COMMENT ON COLUMN usage_events.tenant_id IS 'Owning tenant.';
 COMMENT ON COLUMN usage_events.user_id IS 'Owning user.';

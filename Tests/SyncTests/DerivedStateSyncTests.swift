@@ -83,6 +83,34 @@ import TestSupport
         }
     }
 
+    @Test func theUsageStreakCountsRecentExitDaysAndRemembersAnOldOne() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            func exit(daysAgo: Int) -> JSON {
+                Wire.change("usageEvents", UUID(), at: Wire.at(0), record: ["eventType": "exit_to_focus", "timerDuration": 30, "pauseDuration": 10,
+                                                                          "timestamp": WireTime.format(Date().addingTimeInterval(-Double(daysAgo) * 86_400))])
+            }
+            let active = try await world.client(server, user: "active")
+            _ = try await active.push([Wire.change("userSettings", UUID(), at: Wire.at(0), record: ["timezone": "UTC"]), exit(daysAgo: 0), exit(daysAgo: 1), exit(daysAgo: 2), exit(daysAgo: 10)])
+            let streak = Self.derived(try await active.state(), "usageStreak")
+            #expect(streak?["currentDayCount"] as? Int == 3)
+            #expect(streak?["startDate"] as? String == Self.today.adding(days: -2).description)
+            #expect(streak?["lastActivityDate"] as? String == Self.today.description)
+
+            // Exits only long ago: no current run, but the last activity is still known.
+            let lapsed = try await world.client(server, user: "lapsed")
+            _ = try await lapsed.push([Wire.change("userSettings", UUID(), at: Wire.at(0), record: ["timezone": "UTC"]), exit(daysAgo: 100)])
+            let old = Self.derived(try await lapsed.state(), "usageStreak")
+            #expect(old?["currentDayCount"] as? Int == 0)
+            #expect(old?["lastActivityDate"] as? String == Self.today.adding(days: -100).description)
+
+            // A run longer than the first window (62 days) is found by widening it.
+            let devoted = try await world.client(server, user: "devoted")
+            _ = try await devoted.push([Wire.change("userSettings", UUID(), at: Wire.at(0), record: ["timezone": "UTC"])] + (0..<80).map { exit(daysAgo: $0) })
+            #expect(Self.derived(try await devoted.state(), "usageStreak")?["currentDayCount"] as? Int == 80)
+        }
+    }
+
     @Test func aTenantWithDailyXPOffAwardsNothing() async throws {
         let world = try await SyncWorld.make()
         try await world.database.withPool(size: 1) { pool in

@@ -6,10 +6,14 @@ public struct UsageStreak: Sendable, Equatable {
     public let lastActivityDate: LocalDate?
     public let computedFor: LocalDate
 
-    public static func compute(exitDays: Set<LocalDate>, today: LocalDate) -> UsageStreak {
+    /// - Parameters:
+    ///   - exitDays: days with a conscious exit; recent ones suffice, back past the run's start.
+    ///   - latestExit: the latest exit day overall, when `exitDays` holds only recent days.
+    public static func compute(exitDays: Set<LocalDate>, today: LocalDate, latestExit: LocalDate? = nil) -> UsageStreak {
         let past = exitDays.filter { $0 <= today }
         let count = ConsecutiveDays.current(past, today: today)
         let end = past.contains(today) ? today : today.adding(days: -1)
-        return UsageStreak(startDate: count > 0 ? end.adding(days: 1 - count) : nil, currentDayCount: count, lastActivityDate: past.max(), computedFor: today)
+        return UsageStreak(startDate: count > 0 ? end.adding(days: 1 - count) : nil, currentDayCount: count,
+                           lastActivityDate: past.max() ?? latestExit, computedFor: today)
     }
 }

@@ -33,8 +33,13 @@ struct DerivedStateWriter {
         WHERE tenant_id = $1 AND user_id = $2 AND updated_by = 'server' AND reason IN ('daily_completion', 'daily_completion_reversed') AND date IS NOT NULL
         GROUP BY date
         """
-    static let exitDays = """
+    /// Exit days since an instant: only the recent partitions are read (usage_events_by_time).
+    static let exitDaysSince = """
         SELECT DISTINCT (occurred_at AT TIME ZONE $3)::date::text AS day FROM usage_events
+        WHERE tenant_id = $1 AND user_id = $2 AND event_type = 'exit_to_focus' AND occurred_at >= $4
+        """
+    static let latestExit = """
+        SELECT (max(occurred_at) AT TIME ZONE $3)::date::text AS day FROM usage_events
         WHERE tenant_id = $1 AND user_id = $2 AND event_type = 'exit_to_focus'
         """
     static let insertAwards = """
@@ -70,9 +75,24 @@ struct DerivedStateWriter {
             let amount = try row.decode("amount", as: Int.self)
             if let text = try row.decodeIfPresent("date", as: String.self), let date = LocalDate(text) { netAwards[date] = amount } else { ledgerSum = amount }
         }
-        let exitDays = Set(try await connection.query(PGQuery(unsafeSQL: Self.exitDays, binds: binds + [zoneName.pgBind()])).rows.compactMap {
-            LocalDate(try $0.decode("day", as: String.self))
-        })
+        // The usage streak needs the days back to the start of the current run only: read a
+        // window of recent days, widening it while the run reaches its edge.
+        var window = 62
+        var exitDays: Set<LocalDate> = []
+        while true {
+            let since = now.addingTimeInterval(-Double(window + 2) * 86_400)
+            exitDays = Set(try await connection.query(PGQuery(unsafeSQL: Self.exitDaysSince, binds: binds + [zoneName.pgBind(), since.pgBind()])).rows.compactMap {
+                LocalDate(try $0.decode("day", as: String.self))
+            })
+            let run = UsageStreak.compute(exitDays: exitDays, today: today)
+            guard let start = run.startDate, start.dayNumber <= today.dayNumber - window, window < 40_000 else { break }
+            window *= 4
+        }
+        var latestExit = exitDays.max()
+        if latestExit == nil {
+            latestExit = try await connection.query(PGQuery(unsafeSQL: Self.latestExit, binds: binds + [zoneName.pgBind()])).rows.first?
+                .decodeIfPresent("day", as: String.self).flatMap { LocalDate($0) }
+        }
 
         // Daily completion XP for every complete day up to today.
         // Every day of the history is classified once, for the awards and the streak alike.
@@ -89,11 +109,11 @@ struct DerivedStateWriter {
             ledgerSum += corrections.reduce(0) { $0 + $1.amount }
         }
 
-        let hasInputs = !habits.isEmpty || !records.isEmpty || ledgerSum != 0 || !netAwards.isEmpty || !exitDays.isEmpty
+        let hasInputs = !habits.isEmpty || !records.isEmpty || ledgerSum != 0 || !netAwards.isEmpty || latestExit != nil
         guard hasInputs else { return next }
         let streak = GlobalStreak.compute(classified, today: today)
         let progress = UserProgress(ledgerSum: ledgerSum)
-        let usage = UsageStreak.compute(exitDays: exitDays, today: today)
+        let usage = UsageStreak.compute(exitDays: exitDays, today: today, latestExit: latestExit)
 
         var stored: [String: String] = [:]
         for row in try await connection.query(PGQuery(unsafeSQL: Self.current, binds: binds)).rows {
