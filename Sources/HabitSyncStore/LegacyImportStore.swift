@@ -93,7 +93,7 @@ public struct LegacyImportStore: Sendable {
             }
             // Progress is one record per (habit, day): days a device already recorded stay as they are.
             let existing = Set(try await connection.query(PGQuery(unsafeSQL: Self.existingProgress, binds: [
-                tenant.pgBind(), user.pgBind(), plan.habits.map { $0.id.uuidString.lowercased() }.pgBind(),
+                tenant.pgBind(), user.pgBind(), plan.habits.map(\.id).pgBind(),
             ])).rows.map { try $0.decode("key", as: String.self) })
             let newDays = plan.habits.flatMap(\.days).filter { !existing.contains("\($0.habitId.uuidString.lowercased())|\($0.date)") }
             let dayRows = rows(newDays.map { (UUID(), SyncTable.dailyProgress.values(.dailyProgress($0))) })
@@ -102,7 +102,7 @@ public struct LegacyImportStore: Sendable {
             }
             try await connection.query(PGQuery(unsafeSQL: Self.archive, binds: [
                 tenant.pgBind(), user.pgBind(), sourceSHA256.pgBind(), plan.habits.map { Int32($0.position) }.pgBind(),
-                plan.habits.map { $0.id.uuidString.lowercased() }.pgBind(), plan.habits.map(\.source.jsonText).pgBind(),
+                plan.habits.map(\.id).pgBind(), plan.habits.map(\.source.jsonText).pgBind(),
             ]))
             report.written = written
             let details = "{\"habits\":\(report.habits),\"reminders\":\(report.reminders),\"days\":\(report.days),\"written\":\(written),\"timeZone\":\(JSONText.string(plan.timeZone)),\"dateEncoding\":\(JSONText.string(plan.dateEncoding)),\"warnings\":[\(plan.warnings.map(JSONText.string).joined(separator: ","))],\"statusMismatches\":[\(plan.statusMismatches.map(JSONText.string).joined(separator: ","))]}"

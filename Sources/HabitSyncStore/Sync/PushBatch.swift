@@ -233,7 +233,7 @@ final class PushBatch {
 
     private func storedRows(_ collection: SyncCollection, keys: [UUID], by column: String = "id") async throws -> [String: StoredRow] {
         let sql = SyncTableSQL.current(collection, by: column)
-        let query = PGQuery(unsafeSQL: sql, binds: [tenant.pgBind(), user.pgBind(), keys.map { $0.uuidString.lowercased() }.pgBind()])
+        let query = PGQuery(unsafeSQL: sql, binds: [tenant.pgBind(), user.pgBind(), keys.pgBind()])
         return try await storedRows(query)
     }
 
@@ -268,7 +268,7 @@ final class PushBatch {
         let referenced = Set(changes.compactMap(habitID))
         guard !referenced.isEmpty else { return changes }
         let live = Set(try await connection.query(PGQuery(unsafeSQL: Self.liveHabits, binds: [
-            tenant.pgBind(), user.pgBind(), referenced.map { $0.uuidString.lowercased() }.pgBind(),
+            tenant.pgBind(), user.pgBind(), Array(referenced).pgBind(),
         ])).rows.map { try $0.decode("id", as: UUID.self) })
         return changes.filter { change in
             guard let habit = habitID(change), !live.contains(habit) else { return true }
@@ -297,7 +297,7 @@ final class PushBatch {
                 RETURNING c.server_version
                 """
             let versions = try await connection.query(PGQuery(unsafeSQL: sql, binds: [
-                tenant.pgBind(), user.pgBind(), deleted.map { $0.0.uuidString.lowercased() }.pgBind(), deleted.map { $0.1 }.pgBind(),
+                tenant.pgBind(), user.pgBind(), deleted.map(\.0).pgBind(), deleted.map { $0.1 }.pgBind(),
                 (nextVersion - 1).pgBind(),
             ])).rows.map { try $0.decode("server_version", as: Int64.self) }
             if let highest = versions.max() { nextVersion = highest + 1 }
@@ -320,8 +320,8 @@ final class PushBatch {
             if case .dailyProgress(let p)? = change.record { natural.append((change.index, p.habitId, p.date)) }
         }
         let rows = try await connection.query(PGQuery(unsafeSQL: Self.progressByNaturalKey, binds: [
-            tenant.pgBind(), user.pgBind(), changes.map { $0.id.uuidString.lowercased() }.pgBind(),
-            natural.map { $0.1.uuidString.lowercased() }.pgBind(), natural.map { $0.2.description }.pgBind(),
+            tenant.pgBind(), user.pgBind(), changes.map(\.id).pgBind(),
+            natural.map(\.1).pgBind(), natural.map { $0.2.description }.pgBind(),
         ])).rows
         var byNaturalKey: [String: UUID] = [:]
         for row in rows {
@@ -390,7 +390,7 @@ final class PushBatch {
                 WHERE f.tenant_id = $1 AND f.user_id = $2 AND f.id = l.id
                 """
             try await connection.query(PGQuery(unsafeSQL: sql, binds: [
-                tenant.pgBind(), user.pgBind(), storedLosers.map { $0.uuidString.lowercased() }.pgBind(), survivor.start.pgBind(),
+                tenant.pgBind(), user.pgBind(), storedLosers.pgBind(), survivor.start.pgBind(),
                 (nextVersion - 1).pgBind(),
             ]))
             nextVersion += Int64(storedLosers.count)
@@ -408,7 +408,7 @@ final class PushBatch {
         if registry {
             // Only ids the registry knows can exist: read those back, usually none.
             candidates = try await connection.query(PGQuery(unsafeSQL: SyncTableSQL.registeredUsageEvents, binds: [
-                tenant.pgBind(), user.pgBind(), candidates.map { $0.uuidString.lowercased() }.pgBind(),
+                tenant.pgBind(), user.pgBind(), candidates.pgBind(),
             ])).rows.map { try $0.decode("id", as: UUID.self) }
         }
         let existing = candidates.isEmpty ? [:] : try await storedRows(table.collection, keys: candidates)

@@ -132,10 +132,12 @@ enum SyncTableSQL {
         """
     }
 
-    /// Binds for `input`: tenant, user, then the rows' columns.
+    /// Binds for `input`: tenant, user, then the rows' columns. Id arrays are bound as uuid[]
+    /// itself: a text[] cast in SQL is not leakproof, so row-level security would keep it out
+    /// of the index condition and filter the user's every row instead.
     static func binds(tenant: UUID, user: String, rows: [SyncRow], table: SyncTable) -> [PGBind] {
         var binds: [PGBind] = [tenant.pgBind(), user.pgBind()]
-        binds.append(rows.map { $0.id.uuidString.lowercased() }.pgBind())
+        binds.append(rows.map(\.id).pgBind())
         binds.append(rows.map { $0.version }.pgBind())
         binds.append(rows.map { $0.updatedAt }.pgBind())
         binds.append(rows.map { $0.updatedBy }.pgBind())
