@@ -33,7 +33,7 @@ public struct LegacyImportPlan: Sendable {
     ///   overrides nothing when the envelope names its own.
     public static func make(from data: Data, timeZone override: String? = nil) throws(LegacyImportError) -> LegacyImportPlan {
         let root: JSONValue
-        do { root = try JSONDecoder().decode(JSONValue.self, from: data) } catch { throw LegacyImportError(nil, nil, "the file is not JSON") }
+        do { root = try JSONParser.parse(data) } catch { throw LegacyImportError(nil, nil, "the file is not JSON") }
         var habitsValue: JSONValue
         var zoneName = override
         var declaredEncoding: String?

@@ -164,7 +164,7 @@ struct DerivedStateWriter {
     /// Compares JSON objects regardless of key order and spacing.
     static func normalised(_ json: String?) -> JSONValue? {
         guard let json else { return nil }
-        return try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+        return try? JSONParser.parse(Data(json.utf8))
     }
 
     func upsertStreak(_ s: GlobalStreak, version: Int64) -> PGQuery {

@@ -52,7 +52,7 @@ struct StoredRow: Sendable {
 
     /// The stored record validated back into its typed form, for "the same write again" checks.
     func validatedRecord(_ collection: SyncCollection) -> ValidatedRecord? {
-        guard !deleted, let value = try? JSONDecoder().decode(JSONValue.self, from: Data(record.utf8)),
+        guard !deleted, let value = try? JSONParser.parse(Data(record.utf8)),
             case .object(var fields) = value
         else { return nil }
         // NULL columns render as JSON null, which the rules read as "absent": drop them.
