@@ -28,8 +28,16 @@ public struct PullStore: Sendable {
 
     public static let pullableCollections: [SyncCollection] = SyncCollection.allCases
 
-    static func userVersions(tenant: UUID, user: String) -> PGQuery {
-        "SELECT change_counter, purged_through_version FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)"
+    /// The user's counter and purge horizon, and what the derived records were computed for.
+    static func userState(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT u.change_counter, u.purged_through_version, u.time_zone,
+               g.computed_for::text AS streak_for, s.computed_for::text AS usage_for
+        FROM users u
+        LEFT JOIN global_streaks g ON g.tenant_id = u.tenant_id AND g.user_id = u.user_id
+        LEFT JOIN usage_streaks s ON s.tenant_id = u.tenant_id AND s.user_id = u.user_id
+        WHERE u.tenant_id = \(tenant) AND u.user_id = \(user)
+        """
     }
 
     /// One branch per collection, each using its `(tenant_id, user_id, server_version)` index,
@@ -46,28 +54,12 @@ public struct PullStore: Sendable {
         return "SELECT server_version, change FROM (\(branches.joined(separator: "\nUNION ALL\n"))) page ORDER BY server_version LIMIT $4"
     }
 
-    static func derivedFreshness(tenant: UUID, user: String) -> PGQuery {
-        """
-        SELECT u.time_zone, g.computed_for::text AS streak_for, s.computed_for::text AS usage_for
-        FROM users u
-        LEFT JOIN global_streaks g ON g.tenant_id = u.tenant_id AND g.user_id = u.user_id
-        LEFT JOIN usage_streaks s ON s.tenant_id = u.tenant_id AND s.user_id = u.user_id
-        WHERE u.tenant_id = \(tenant) AND u.user_id = \(user)
-        """
-    }
+    /// Signals, from inside the read snapshot, that derived records were computed for an
+    /// earlier day than the user's today (a streak can break overnight without any push).
+    private struct StaleDerivedState: Error {}
 
-    /// Derived records computed for an earlier day than the user's today (a streak can break
-    /// overnight without any push) are recomputed before the pull reads them.
-    func refreshDerivedStateIfStale(_ identity: VerifiedIdentity, now: Date) async throws {
-        let stale = try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection -> Bool in
-            try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
-            guard let row = try await connection.query(Self.derivedFreshness(tenant: identity.tenantID, user: identity.userID)).rows.first else { return false }
-            let zone = TimeZone(identifier: try row.decode("time_zone", as: String.self)) ?? TimeZone(identifier: "UTC")!
-            let today = LocalDate(now, in: zone)
-            let computed = [try row.decodeIfPresent("streak_for", as: String.self), try row.decodeIfPresent("usage_for", as: String.self)].compactMap { $0 }.compactMap(LocalDate.init)
-            return computed.contains { $0 < today }
-        }
-        guard stale else { return }
+    /// Recomputes the derived records in a write transaction under the user's lock.
+    func refreshDerivedState(_ identity: VerifiedIdentity, now: Date) async throws {
         try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
             let user = try await connection.query(PushStore.lockUser(tenant: identity.tenantID, user: identity.userID)).single()
@@ -82,13 +74,28 @@ public struct PullStore: Sendable {
     }
 
     public func pull(identity: VerifiedIdentity, after cursor: PullCursor?, limit: Int, collections: [SyncCollection], now: Date = Date()) async throws -> Page {
-        try await refreshDerivedStateIfStale(identity, now: now)
+        do {
+            return try await page(identity: identity, after: cursor, limit: limit, collections: collections, now: now, refreshIfStale: true)
+        } catch is StaleDerivedState {
+            // Rare (once per user and day): recompute, then read again from a new snapshot.
+            try await refreshDerivedState(identity, now: now)
+            return try await page(identity: identity, after: cursor, limit: limit, collections: collections, now: now, refreshIfStale: false)
+        }
+    }
+
+    private func page(identity: VerifiedIdentity, after cursor: PullCursor?, limit: Int, collections: [SyncCollection], now: Date, refreshIfStale: Bool) async throws -> Page {
         let since = cursor?.version ?? 0
         return try await pool.withTransaction(isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
-            let versions = try await connection.query(Self.userVersions(tenant: identity.tenantID, user: identity.userID)).rows.first
-            let counter = try versions?.decode("change_counter", as: Int64.self) ?? 0
-            let horizon = try versions?.decode("purged_through_version", as: Int64.self) ?? 0
+            let state = try await connection.query(Self.userState(tenant: identity.tenantID, user: identity.userID)).rows.first
+            if refreshIfStale, let state {
+                let zone = TimeZone(identifier: try state.decode("time_zone", as: String.self)) ?? TimeZone(identifier: "UTC")!
+                let today = LocalDate(now, in: zone)
+                let computed = [try state.decodeIfPresent("streak_for", as: String.self), try state.decodeIfPresent("usage_for", as: String.self)]
+                if computed.compactMap({ $0 }).compactMap(LocalDate.init).contains(where: { $0 < today }) { throw StaleDerivedState() }
+            }
+            let counter = try state?.decode("change_counter", as: Int64.self) ?? 0
+            let horizon = try state?.decode("purged_through_version", as: Int64.self) ?? 0
             if let cursor, cursor.version < horizon { throw Failure.cursorExpired }
             // No cursor: an initial sync, which needs no tombstones.
             let sql = Self.pageSQL(collections, includeTombstones: cursor != nil)
