@@ -179,7 +179,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DomainTests",
-            dependencies: ["HabitSyncDomain"],
+            dependencies: ["HabitSyncDomain", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

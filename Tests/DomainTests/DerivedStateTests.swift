@@ -1,6 +1,7 @@
 import Foundation
 import HabitSyncDomain
 import Testing
+import TestSupport
 
 @Suite struct DerivedStateTests {
     static func day(_ text: String) -> LocalDate { LocalDate(text)! }
@@ -293,18 +294,5 @@ import Testing
             let sum = ledger.values.reduce(0, +) + extra
             #expect(UserProgress(ledgerSum: sum).totalXP == max(0, sum))
         }
-    }
-}
-
-/// A deterministic random source (SplitMix64), so a failing property names a reproducible case.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

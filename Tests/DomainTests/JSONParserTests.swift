@@ -1,6 +1,7 @@
 import Foundation
 import HabitSyncDomain
 import Testing
+import TestSupport
 
 @Suite struct JSONParserTests {
     @Test(arguments: [

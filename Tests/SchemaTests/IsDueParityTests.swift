@@ -14,7 +14,7 @@ import TestSupport
     }
 
     static func cases(count: Int) -> [Case] {
-        var random = SplitMix(seed: 0x1_5D0E)
+        var random = SeededGenerator(seed: 0x1_5D0E)
         // Month ends, leap days and plain days, 2023–2028.
         let anchors = ["2023-01-31", "2023-02-28", "2023-03-01", "2023-12-31", "2024-02-28", "2024-02-29", "2024-03-01",
                        "2025-06-30", "2026-11-20", "2027-02-28", "2028-02-29", "2028-12-31"].map { LocalDate($0)! }
@@ -63,17 +63,5 @@ import TestSupport
         #expect(Set(cases.map(\.day.weekday)).count == 7)
         #expect(cases.contains { $0.day == LocalDate("2024-02-29") || $0.day == LocalDate("2028-02-29") })
         #expect(cases.contains { $0.day.day == 31 })
-    }
-}
-
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
