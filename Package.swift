@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "habitsync-server", targets: ["habitsync-server"]),
         .executable(name: "habitsync-bench", targets: ["habitsync-bench"]),
+        .executable(name: "habitsync-faults", targets: ["habitsync-faults"]),
     ],
     dependencies: [
         // Traits off: we use neither swift-configuration nor the FullFoundation extras,
@@ -132,13 +133,38 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // What the benchmark and the fault suite share: a database of their own, server child
+        // processes, devices speaking HTTP.
+        .target(
+            name: "ServerHarness",
+            dependencies: [
+                "LibPQClient", "EmbeddedPostgres", "Migrations", "HabitSyncAuth", "HabitSyncStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The fault scenarios (kill -9, PostgreSQL outage, SIGTERM, two replicas), run by
+        // `habitsync-faults` and, in a short form, by the test suite.
+        .target(
+            name: "FaultSuite",
+            dependencies: ["ServerHarness", "LibPQClient", "HabitSyncDomain"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "habitsync-faults",
+            dependencies: [
+                "FaultSuite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/HabitSyncFaults",
+            swiftSettings: strictSettings
+        ),
         // The side-by-side benchmark (BENCHMARKS.md): raw libpq ceiling vs the server end to end.
         .executableTarget(
             name: "habitsync-bench",
             dependencies: [
-                "LibPQClient", "EmbeddedPostgres", "Migrations", "HabitSyncAuth", "HabitSyncStore", "HabitSyncDomain",
+                "ServerHarness", "LibPQClient", "HabitSyncStore", "HabitSyncDomain",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/HabitSyncBench",
             swiftSettings: strictSettings
@@ -200,6 +226,11 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FaultTests",
+            dependencies: ["FaultSuite", "habitsync-server", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

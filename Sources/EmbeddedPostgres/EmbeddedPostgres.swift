@@ -63,8 +63,9 @@ public final class EmbeddedPostgres: Sendable {
     }
 
     /// Creates the cluster if needed and starts it, or attaches to it when another process of
-    /// ours already runs it.
-    public func start() throws -> Running {
+    /// ours already runs it. `port` pins the port (a restart that clients must find again);
+    /// by default a free loopback port is chosen.
+    public func start(port requestedPort: Int? = nil) throws -> Running {
         try prepareDirectories()
         if !FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) {
             try initialise()
@@ -74,7 +75,7 @@ public final class EmbeddedPostgres: Sendable {
             logger.info("attaching to the embedded PostgreSQL that is already running", metadata: ["port": "\(port)"])
             return Running(connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: false, superuser: configuration.superuser, password: password)
         }
-        let port = try Self.freeLoopbackPort()
+        let port = try requestedPort ?? Self.freeLoopbackPort()
         try writeServerSettings(port: port)
         logger.info("starting the embedded PostgreSQL", metadata: ["directory": "\(configuration.directory.path)", "port": "\(port)"])
         try run(binaries.path("pg_ctl"), ["-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "120", "start"], asClusterOwner: true)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HabitSyncStore
+import ServerHarness
 
 /// `habitsync-bench`: one run, side by side, of the raw PostgreSQL ceiling through our libpq
 /// client and the server end to end; prints a table of ratios and writes the numbers as JSON.
@@ -43,32 +44,32 @@ struct BenchCommand: AsyncParsableCommand {
         do {
             log("raw upsert ceiling…")
             for workers in [1, 4, 16] {
-                results.rawUpsertRecordsPerSecond[String(workers)] = try await Workloads.rawUpsert(environment.pool, workers: workers, batches: batches, size: 100)
+                results.rawUpsertRecordsPerSecond[String(workers)] = try await Workloads.rawUpsert(environment.database.pool, workers: workers, batches: batches, size: 100)
             }
             for devices in [1, 4, 16] {
                 log("push with \(devices) device(s)…")
                 results.push.append(try await Workloads.push(environment, devices: devices, batches: batches))
             }
             log("seeding \(pullRows) rows for the pull…")
-            try await Workloads.seedUsageEvents(environment.pool, tenant: environment.tenant, user: "pull-user", count: pullRows)
-            results.rawPullRecordsPerSecond = try await Workloads.rawPull(environment.pool, tenant: environment.tenant, user: "pull-user")
-            let puller = BenchHTTP(baseURL: environment.baseURL, token: try await environment.token(user: "pull-user"), device: "puller")
+            try await Workloads.seedUsageEvents(environment.database.pool, tenant: environment.database.tenant, user: "pull-user", count: pullRows)
+            results.rawPullRecordsPerSecond = try await Workloads.rawPull(environment.database.pool, tenant: environment.database.tenant, user: "pull-user")
+            let puller = try await environment.client(user: "pull-user", device: "puller")
             let sync = try await Workloads.initialSync(puller)
             (results.initialSyncRecords, results.initialSyncRecordsPerSecond) = sync
             results.incrementalPullMilliseconds = try await Workloads.incrementalPull(puller, from: PullCursor(version: Int64(pullRows)).text, rounds: 15)
 
             log("seeding \(small) and \(large) rows for the scale comparison…")
             for (user, count) in [("scale-small", small), ("scale-large", large)] {
-                try await Workloads.seedUsageEvents(environment.pool, tenant: environment.tenant, user: user, count: count)
+                try await Workloads.seedUsageEvents(environment.database.pool, tenant: environment.database.tenant, user: user, count: count)
             }
             for (user, count) in [("scale-small", small), ("scale-large", large)] {
-                let client = BenchHTTP(baseURL: environment.baseURL, token: try await environment.token(user: user), device: "scale")
+                let client = try await environment.client(user: user, device: "scale")
                 let latency = try await Workloads.incrementalPull(client, from: PullCursor(version: Int64(count)).text, rounds: 21)
                 if user == "scale-small" { results.pullLatencySmallMilliseconds = latency } else { results.pullLatencyLargeMilliseconds = latency }
             }
             results.smallRows = small
             results.largeRows = large
-            results.serverPeakRSSMiB = environment.serverPeakRSS()
+            results.serverPeakRSSMiB = environment.server.peakRSSMiB()
         } catch {
             await environment.stop()
             throw error

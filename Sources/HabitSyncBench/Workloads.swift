@@ -1,6 +1,7 @@
 import Foundation
 import HabitSyncDomain
 import LibPQClient
+import ServerHarness
 
 /// The measured workloads. Every figure is taken in the same run, on the same database.
 enum Workloads {
@@ -137,12 +138,12 @@ enum Workloads {
 
     /// `devices` devices, each its own user, each pushing `batches` batches of 100 changes.
     static func push(_ environment: BenchEnvironment, devices: Int, batches: Int) async throws -> PushResult {
-        var clients: [(BenchHTTP, [UUID])] = []
+        var clients: [(DeviceClient, [UUID])] = []
         for device in 0..<devices {
             let user = "push-\(devices)-\(device)-\(UUID().uuidString.prefix(6))"
-            let client = BenchHTTP(baseURL: environment.baseURL, token: try await environment.token(user: user), device: "bench-\(device)")
+            let client = try await environment.client(user: user, device: "bench-\(device)")
             let habits = (0..<20).map { _ in UUID() }
-            let (status, _) = try await client.push(habitBatch(habits))
+            let status = try await client.push(habitBatch(habits)).status
             guard status == 200 else { throw BenchError("setup push answered \(status)") }
             clients.append((client, habits))
         }
@@ -155,7 +156,7 @@ enum Workloads {
                     for round in 0..<batches {
                         let body = mixedBatch(habits: habits, round: round)
                         let sent = clock.now
-                        let (status, _) = try await client.push(body)
+                        let status = try await client.push(body).status
                         guard status == 200 else { throw BenchError("push answered \(status)") }
                         samples.append((clock.now - sent).milliseconds)
                     }
@@ -169,13 +170,13 @@ enum Workloads {
     }
 
     /// Records per second of a full initial sync through the API (pages of 5000).
-    static func initialSync(_ client: BenchHTTP) async throws -> (records: Int, recordsPerSecond: Double) {
+    static func initialSync(_ client: DeviceClient) async throws -> (records: Int, recordsPerSecond: Double) {
         let clock = ContinuousClock()
         let started = clock.now
         var cursor: String?
         var total = 0
         while true {
-            let page = try await client.pull(cursor: cursor, limit: 5000)
+            let page = try await client.pullPage(cursor: cursor, limit: 5000)
             total += page.changes
             cursor = page.cursor
             if !page.hasMore { break }
@@ -185,7 +186,7 @@ enum Workloads {
 
     /// Median latency of pulling 100 new changes: each round pushes 100 usage events, then
     /// pulls from the cursor before them.
-    static func incrementalPull(_ client: BenchHTTP, from start: String?, rounds: Int) async throws -> Percentiles {
+    static func incrementalPull(_ client: DeviceClient, from start: String?, rounds: Int) async throws -> Percentiles {
         var cursor = start
         var samples: [Double] = []
         let clock = ContinuousClock()
@@ -194,10 +195,10 @@ enum Workloads {
                 ["collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": "2026-11-20T08:00:00.000Z",
                  "record": ["eventType": "deepen_pause", "timestamp": WireTime.format(Date().addingTimeInterval(-Double(round * 100 + n))), "pauseDuration": 5, "timerDuration": 30]]
             }
-            let (status, _) = try await client.push(try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes]))
+            let status = try await client.push(try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])).status
             guard status == 200 else { throw BenchError("push answered \(status)") }
             let started = clock.now
-            let page = try await client.pull(cursor: cursor, limit: 500)
+            let page = try await client.pullPage(cursor: cursor, limit: 500)
             samples.append((clock.now - started).milliseconds)
             guard page.changes >= 100 else { throw BenchError("an incremental pull returned \(page.changes) changes, expected at least 100") }
             cursor = page.cursor
@@ -205,10 +206,10 @@ enum Workloads {
         return Percentiles(samples)
     }
 
-    static func drain(_ client: BenchHTTP) async throws -> String? {
+    static func drain(_ client: DeviceClient) async throws -> String? {
         var cursor: String?
         while true {
-            let page = try await client.pull(cursor: cursor, limit: 5000)
+            let page = try await client.pullPage(cursor: cursor, limit: 5000)
             cursor = page.cursor
             if !page.hasMore { return cursor }
         }

@@ -1,0 +1,92 @@
+import Foundation
+import ServerHarness
+import Synchronization
+
+/// PostgreSQL stops for a while during a push load: requests get 503 with Retry-After (never a
+/// 500, never a dropped connection), and the same server process serves again within seconds
+/// of PostgreSQL returning, with nothing lost.
+enum DatabaseOutage {
+    static let name = "PostgreSQL stopped during a push load"
+
+    static func run(_ environment: FaultEnvironment, scale: FaultScale) async throws -> FaultReport {
+        var report = FaultReport(scenario: name)
+        let server = try await environment.startServer()
+        let pid = server.processIdentifier
+        // More batches than the load can finish before the outage, so devices push through it.
+        let devices = try await makeDevices(environment, count: scale.devices, batches: scale.batchesPerDevice * 2, prefix: "outage", baseURL: server.baseURL)
+        let log = PushLog()
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(300)
+        let totalBatches = devices.count * scale.batchesPerDevice * 2
+        let readiness = Mutex<[(at: ContinuousClock.Instant, status: Int)]>([])
+        let probe = DeviceClient(baseURL: server.baseURL, token: "", device: "probe", timeout: 10)
+        let probing = Atomic<Bool>(true)
+
+        async let load = withTaskGroup(of: Int.self) { group in
+            for device in devices { group.addTask { await device.run(log: log, policy: .untilAcknowledged, deadline: deadline) } }
+            return await group.reduce(0, +)
+        }
+        async let probes: Void = {
+            while probing.load(ordering: .relaxed) {
+                let status = (try? await probe.get("/readyz").status) ?? 0
+                readiness.withLock { $0.append((clock.now, status)) }
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }()
+
+        while log.acknowledgedCount < totalBatches / 6 && clock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try environment.database.stopCluster()
+        let stoppedAt = clock.now
+        try await Task.sleep(for: scale.outage)
+        // PostgreSQL accepts connections before pg_ctl returns: the outage ends when the start begins.
+        let backAt = clock.now
+        try environment.database.startCluster()
+        let acknowledgedTotal = await load
+        probing.store(false, ordering: .relaxed)
+        await probes
+
+        let attempts = log.all
+        let during = attempts.filter { $0.finished > stoppedAt && $0.started < backAt }
+        let unavailable = attempts.filter { if case .status(503, _) = $0.outcome { return true } else { return false } }
+        let withoutRetryAfter = unavailable.count { if case .status(_, let retryAfter) = $0.outcome { return Int(retryAfter ?? "") == nil } else { return false } }
+        let otherStatuses = attempts.compactMap { attempt -> Int? in
+            if case .status(let code, _) = attempt.outcome, code != 503 { return code } else { return nil }
+        }
+        let transportFailures = attempts.count { if case .transportFailure = $0.outcome { return true } else { return false } }
+        let firstServedAfter = attempts.filter { $0.isAcknowledged && $0.started >= backAt }.map(\.finished).min()
+        let recovery = firstServedAfter.map { ($0 - backAt).seconds }
+        let probesDown = readiness.withLock { $0.filter { $0.at > stoppedAt + .seconds(1) && $0.at < backAt } }
+        let readyAgain = readiness.withLock { $0.contains { $0.at > backAt && $0.status == 200 } }
+
+        let stored = try await StoredBatches.read(environment.database.pool, tenant: environment.database.tenant)
+        let tally = stored.tally(devices)
+        let acknowledged = attempts.filter(\.isAcknowledged)
+        let lost = acknowledged.count { !stored.isComplete(devices[$0.device].batches[$0.batch], user: devices[$0.device].user) }
+
+        report.check(!unavailable.isEmpty, "pushes during the outage were answered 503 (\(unavailable.count) times)")
+        report.check(withoutRetryAfter == 0, "every 503 carried a Retry-After header in seconds (\(withoutRetryAfter) did not)")
+        report.check(otherStatuses.isEmpty, "no other error status, no 500 (\(otherStatuses.count): \(Set(otherStatuses).sorted()))")
+        report.check(transportFailures == 0, "no connection was dropped or refused: the server kept answering (\(transportFailures) transport failures)")
+        report.check(!probesDown.isEmpty && probesDown.allSatisfy { $0.status == 503 }, "/readyz answered 503 throughout the outage (\(probesDown.count) probes: \(Dictionary(grouping: probesDown, by: \.status).mapValues(\.count).sorted { $0.key < $1.key }.map { "\($0.key) × \($0.value)" }.joined(separator: ", ")))")
+        report.check(readyAgain, "/readyz answered 200 again after PostgreSQL returned")
+        report.check(server.isRunning && server.processIdentifier == pid, "the same server process (pid \(pid)) served before, during and after")
+        if let recovery {
+            report.check(recovery < 30, String(format: "pushes were acknowledged again %.1f s after PostgreSQL began to start", recovery))
+        } else {
+            report.check(false, "no push was acknowledged after PostgreSQL returned")
+        }
+        report.check(acknowledgedTotal == totalBatches, "every device's queue completed (acknowledged \(acknowledgedTotal) of \(totalBatches))")
+        report.check(lost == 0 && tally.partial == 0 && tally.complete == totalBatches, "every acknowledged batch is stored whole and exactly once (found \(acknowledged.count - lost), lost \(lost), partial \(tally.partial))")
+
+        report.count("batches", totalBatches)
+        report.count("pushes acknowledged", acknowledged.count)
+        report.count("found", acknowledged.count - lost)
+        report.count("lost", lost)
+        report.count("503 answers", unavailable.count)
+        report.count("attempts during the outage", during.count)
+        report.note(String(format: "PostgreSQL was down %.1f s", (backAt - stoppedAt).seconds))
+        return report
+    }
+}

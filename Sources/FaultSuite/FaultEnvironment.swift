@@ -1,0 +1,40 @@
+import Foundation
+import ServerHarness
+
+/// One scenario's world: a PostgreSQL cluster of its own (the outage stops it), migrated,
+/// with a tenant, and the server binary to run against it.
+final class FaultEnvironment {
+    let database: HarnessDatabase
+    let serverBinary: URL
+    let workDirectory: URL
+    private var servers: [ServerProcess] = []
+
+    init(name: String, serverBinary: URL, migrationsDirectory: URL) async throws {
+        workDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-faults-\(getpid())-\(name)-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+        self.serverBinary = serverBinary
+        database = try await HarnessDatabase(databaseURL: nil, directory: workDirectory, migrationsDirectory: migrationsDirectory, maxConnections: 120)
+    }
+
+    /// A started server process on this environment's database.
+    func startServer(name: String = "server", extraArguments: [String] = []) async throws -> ServerProcess {
+        let server = ServerProcess(
+            binary: serverBinary, databaseURL: database.connectionString, logDirectory: workDirectory, name: name,
+            extraArguments: ["--migrate", "off", "--pool-size", "10"] + extraArguments)
+        servers.append(server)
+        try await server.start()
+        return server
+    }
+
+    func client(user: String, device: String, baseURL: String) async throws -> DeviceClient {
+        DeviceClient(baseURL: baseURL, token: try await database.token(user: user), device: device, timeout: 60)
+    }
+
+    /// Stops every server and the cluster, and removes the folder (kept when `keep`, for a
+    /// failed scenario's logs).
+    func close(keep: Bool) async {
+        for server in servers { await server.stop(grace: .seconds(10)) }
+        await database.close()
+        if !keep { try? FileManager.default.removeItem(at: workDirectory) }
+    }
+}

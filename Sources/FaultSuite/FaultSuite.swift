@@ -1,0 +1,50 @@
+import Foundation
+
+/// The fault suite: each scenario in a world of its own (its own PostgreSQL cluster and
+/// server processes), run one after another, each returning what it checked.
+public struct FaultSuite: Sendable {
+    public enum Scenario: String, CaseIterable, Sendable {
+        case killDuringPush = "kill"
+        case databaseOutage = "outage"
+        case drainOnSIGTERM = "sigterm"
+        case twoReplicas = "replicas"
+    }
+
+    public let serverBinary: URL
+    public let migrationsDirectory: URL
+    public let scale: FaultScale
+
+    public init(serverBinary: URL, migrationsDirectory: URL, scale: FaultScale) {
+        self.serverBinary = serverBinary
+        self.migrationsDirectory = migrationsDirectory
+        self.scale = scale
+    }
+
+    /// Runs one scenario. Its folder (cluster, server logs) is removed unless it failed.
+    public func run(_ scenario: Scenario) async throws -> FaultReport {
+        let environment = try await FaultEnvironment(name: scenario.rawValue, serverBinary: serverBinary, migrationsDirectory: migrationsDirectory)
+        do {
+            let report: FaultReport
+            switch scenario {
+            case .killDuringPush: report = try await KillDuringPush.run(environment, scale: scale)
+            case .databaseOutage: report = try await DatabaseOutage.run(environment, scale: scale)
+            case .drainOnSIGTERM: report = try await DrainOnSIGTERM.run(environment, scale: scale)
+            case .twoReplicas: report = try await TwoReplicas.run(environment, scale: scale)
+            }
+            var kept = report
+            if !report.passed { kept.note("logs kept in \(environment.workDirectory.path)") }
+            await environment.close(keep: !report.passed)
+            return kept
+        } catch {
+            await environment.close(keep: true)
+            throw FaultSuiteError(scenario: scenario, underlying: "\(error)", folder: environment.workDirectory.path)
+        }
+    }
+}
+
+public struct FaultSuiteError: Error, CustomStringConvertible {
+    public let scenario: FaultSuite.Scenario
+    public let underlying: String
+    public let folder: String
+    public var description: String { "fault scenario '\(scenario.rawValue)' could not run: \(underlying) (logs in \(folder))" }
+}

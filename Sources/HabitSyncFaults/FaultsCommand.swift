@@ -1,0 +1,36 @@
+import ArgumentParser
+import FaultSuite
+import Foundation
+
+/// `habitsync-faults`: kills, stops and signals real server processes and a real PostgreSQL
+/// under load, and prints what it checked with the counts (acknowledged, found, lost).
+@main
+struct FaultsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "habitsync-faults", abstract: "Run the fault suite (kill -9, PostgreSQL outage, SIGTERM, two replicas) against real processes.")
+
+    @Option(name: .customLong("server-binary"), help: "The habitsync-server binary to run.")
+    var serverBinary = ".build/release/habitsync-server"
+    @Option(name: .customLong("migrations-dir")) var migrationsDirectory = "migrations"
+    @Option(name: .customLong("scenario"), help: "Run only these: \(FaultSuite.Scenario.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var scenarios: [String] = []
+    @Flag(help: "The short form CI runs (fewer devices and batches).") var quick = false
+
+    func run() async throws {
+        let selected = try scenarios.isEmpty ? FaultSuite.Scenario.allCases : scenarios.map { name in
+            guard let scenario = FaultSuite.Scenario(rawValue: name) else { throw ValidationError("unknown scenario '\(name)'") }
+            return scenario
+        }
+        let suite = FaultSuite(
+            serverBinary: URL(fileURLWithPath: serverBinary), migrationsDirectory: URL(fileURLWithPath: migrationsDirectory),
+            scale: quick ? .quick : .full)
+        var failed = 0
+        for scenario in selected {
+            let report = try await suite.run(scenario)
+            print(report.text)
+            if !report.passed { failed += 1 }
+        }
+        print(failed == 0 ? "fault suite: all \(selected.count) scenarios passed" : "fault suite: \(failed) of \(selected.count) scenarios FAILED")
+        if failed > 0 { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,72 @@
+import EmbeddedPostgres
+import Foundation
+import HabitSyncAuth
+import HabitSyncStore
+import LibPQClient
+import Logging
+import Migrations
+
+/// The database a harness run (benchmark or fault suite) works on: `DATABASE_URL`, or a
+/// PostgreSQL cluster of the run's own; migrated, with one fresh tenant. Its pool connects as
+/// the login role (the schema owner), for seeding and for checking what was stored.
+public final class HarnessDatabase {
+    public let connectionString: String
+    public let pool: PGPool
+    public let tenant: UUID
+    public let key: TenantKey
+    private let cluster: EmbeddedPostgres?
+    private let clusterPort: Int?
+
+    public static let logger: Logger = {
+        var logger = Logger(label: "habitsync-harness")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    /// With no `databaseURL`, creates a cluster under `directory`. `durable: false` turns fsync
+    /// off: fine while PostgreSQL itself is never crashed (the server may be; that is the point).
+    public init(databaseURL: String?, directory: URL, migrationsDirectory: URL, maxConnections: Int = 200, durable: Bool = false) async throws {
+        if let databaseURL {
+            connectionString = databaseURL
+            cluster = nil
+            clusterPort = nil
+        } else {
+            let cluster = try EmbeddedPostgres(
+                configuration: .init(directory: directory.appendingPathComponent("postgres"), databaseName: "habitsync", durable: durable, maxConnections: maxConnections),
+                logger: Self.logger)
+            let running = try cluster.start()
+            connectionString = running.connectionString
+            clusterPort = running.port
+            self.cluster = cluster
+        }
+        pool = PGPool(configuration: .init(connection: .init(connectionString: connectionString, applicationName: "habitsync-harness"), maximumConnections: 20), logger: Self.logger)
+        try await MigrationRunner(pool: pool, directory: try MigrationDirectory(url: migrationsDirectory), logger: Self.logger).up()
+        key = TenantKey.generatedSecret()
+        tenant = try await TenantStore(pool: pool).create(name: "harness-\(UUID().uuidString.prefix(8))", key: key).id
+    }
+
+    /// An access token for `user` of the run's tenant.
+    public func token(user: String) async throws -> String {
+        try await TokenMinter.mint(tenantID: tenant, userID: user, key: key, ttl: 7200)
+    }
+
+    /// Stops the run's own cluster (`pg_ctl stop -m fast`: sessions are cut, as in an outage).
+    public func stopCluster() throws {
+        guard let cluster else { throw HarnessError("the database outage needs a cluster of the run's own; unset DATABASE_URL") }
+        cluster.stop(mode: .fast)
+    }
+
+    /// Starts the run's own cluster again, on the port it had.
+    public func startCluster() throws {
+        guard let cluster else { throw HarnessError("the database outage needs a cluster of the run's own; unset DATABASE_URL") }
+        _ = try cluster.start(port: clusterPort)
+    }
+
+    public var ownsCluster: Bool { cluster != nil }
+
+    public func close() async {
+        pool.close()
+        await pool.shutdownThreads()
+        cluster?.stop()
+    }
+}

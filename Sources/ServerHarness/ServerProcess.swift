@@ -1,0 +1,127 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One `habitsync-server serve` child process, run as ops run it: started, found on the port
+/// it reports, signalled, and waited for. A restart keeps the port, so clients (and a load
+/// balancer) find it again.
+public final class ServerProcess {
+    public let binary: URL
+    public let databaseURL: String
+    public let name: String
+    public private(set) var port: Int
+    public private(set) var logFile: URL
+    private let logDirectory: URL
+    private let extraArguments: [String]
+    private var process: Process?
+    private var starts = 0
+
+    /// `extraArguments` are added to `serve --port … --database-url … --log-format json`.
+    public init(binary: URL, databaseURL: String, logDirectory: URL, name: String = "server", port: Int = 0, extraArguments: [String] = []) {
+        self.binary = binary
+        self.databaseURL = databaseURL
+        self.logDirectory = logDirectory
+        self.name = name
+        self.port = port
+        self.extraArguments = extraArguments
+        logFile = logDirectory.appendingPathComponent("\(name).log")
+    }
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var processIdentifier: Int32 { process?.processIdentifier ?? 0 }
+    public var isRunning: Bool { process?.isRunning ?? false }
+
+    /// Starts the process and waits until it logs that it serves (at most `timeout`); the
+    /// "serving" line is logged at info, so the log level must not be above it.
+    public func start(timeout: Duration = .seconds(60)) async throws {
+        starts += 1
+        logFile = logDirectory.appendingPathComponent("\(name)-\(starts).log")
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--port", String(port), "--database-url", databaseURL, "--log-format", "json"] + extraArguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: logFile)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if let served = servingPort() {
+                port = served
+                return
+            }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        if process.isRunning { process.terminate() }
+        throw HarnessError("\(name) did not start serving; last lines of \(logFile.path):\n\(logTail())")
+    }
+
+    /// The port from this run's `"msg":"serving"` log line, once it is there.
+    private func servingPort() -> Int? {
+        guard let text = try? String(contentsOf: logFile, encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.contains("\"msg\":\"serving\"") {
+            let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+            if let port = object?["port"].flatMap({ Int("\($0)") }) { return port }
+        }
+        return nil
+    }
+
+    public func logTail(lines: Int = 20) -> String {
+        let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+    }
+
+    /// Sends `signal` (SIGKILL, SIGTERM, …) to the process.
+    public func send(_ signal: Int32) {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, signal)
+    }
+
+    /// The exit status once the process has exited, or nil if it still runs after `timeout`.
+    /// A process killed by a signal reports that signal's number.
+    public func waitForExit(timeout: Duration) async -> Int32? {
+        guard let process else { return nil }
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while process.isRunning && clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    /// Whether the last exit was a signal rather than `exit(…)`.
+    public var wasKilledBySignal: Bool {
+        guard let process, !process.isRunning else { return false }
+        return process.terminationReason == .uncaughtSignal
+    }
+
+    /// The process's peak resident set size (`VmHWM`), in MiB; 0 when it is not running.
+    public func peakRSSMiB() -> Double {
+        guard let process, process.isRunning,
+            let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes / 1024
+    }
+
+    /// SIGTERM, then SIGKILL if it has not exited within `grace`.
+    public func stop(grace: Duration = .seconds(30)) async {
+        send(SIGTERM)
+        if await waitForExit(timeout: grace) == nil {
+            send(SIGKILL)
+            _ = await waitForExit(timeout: .seconds(10))
+        }
+    }
+}
+
+public struct HarnessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
