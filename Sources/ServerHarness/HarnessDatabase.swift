@@ -19,7 +19,7 @@ public final class HarnessDatabase {
 
     public static let logger: Logger = {
         var logger = Logger(label: "habitsync-harness")
-        logger.logLevel = .warning
+        logger.logLevel = .error
         return logger
     }()
 
