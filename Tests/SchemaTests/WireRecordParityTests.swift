@@ -45,6 +45,9 @@ import TestSupport
         "usage_streaks": [["start_date": "NULL", "last_activity_date": "NULL", "current_day_count": "0"]],
     ]
 
+    /// What pull passes the daily-progress function: its timestamps, rendered.
+    static let renderedTimestamps = "(SELECT string_agg(habitsync_json_time(x), ',' ORDER BY o) FROM unnest(t.timestamps) WITH ORDINALITY AS u(x, o))"
+
     static let functions: [(table: String, jsonb: String, text: String)] = [
         ("habits", "habitsync_habit_record", "habitsync_habit_record_json"),
         ("reminders", "habitsync_reminder_record", "habitsync_reminder_record_json"),
@@ -76,13 +79,14 @@ import TestSupport
         }
         #expect(Set(Self.functions.map(\.table)) == Set(Self.variants.keys), "every collection is covered")
         for function in Self.functions {
+            let call = function.table == "daily_progress" ? "\(function.text)(t, \(Self.renderedTimestamps))" : "\(function.text)(t)"
             // Test-owned identifiers only. `::jsonb` also proves the text is valid JSON.
             let row = try await pool.withConnection {
                 try await $0.query(PGQuery(unsafeSQL: """
                     SELECT count(*)::int8 AS rows,
-                           count(*) FILTER (WHERE \(function.text)(t)::jsonb IS DISTINCT FROM \(function.jsonb)(t))::int8 AS different,
-                           min(\(function.text)(t)) FILTER (WHERE \(function.text)(t)::jsonb IS DISTINCT FROM \(function.jsonb)(t)) AS example,
-                           count(*) FILTER (WHERE \(function.text)(t) IS NULL)::int8 AS nulls
+                           count(*) FILTER (WHERE \(call)::jsonb IS DISTINCT FROM \(function.jsonb)(t))::int8 AS different,
+                           min(\(call)) FILTER (WHERE \(call)::jsonb IS DISTINCT FROM \(function.jsonb)(t)) AS example,
+                           count(*) FILTER (WHERE \(call) IS NULL)::int8 AS nulls
                     FROM \(function.table) t WHERE deleted_at IS NULL
                     """)).single()
             }
@@ -91,6 +95,14 @@ import TestSupport
             let example = try row.decodeIfPresent("example", as: String.self) ?? ""
             #expect(try row.decode("different", as: Int64.self) == 0, "\(function.table): \(example)")
             #expect(try row.decode("nulls", as: Int64.self) == 0, "\(function.table): a NULL rendering")
+
+            // Inlined: the plan computes the expression itself, calling none of our functions
+            // (a SQL function that is not inlined costs more per row than the rendering).
+            let plan = try await pool.withConnection {
+                try await $0.query(PGQuery(unsafeSQL: "EXPLAIN (VERBOSE) SELECT \(call) FROM \(function.table) t")).rows
+                    .map { try $0.decode(at: 0, as: String.self) }.joined(separator: "\n")
+            }
+            #expect(!plan.contains("habitsync_json") && !plan.contains(function.text), "\(function.text) is not inlined:\n\(plan)")
         }
     }
 }

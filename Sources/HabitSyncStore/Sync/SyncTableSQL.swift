@@ -126,7 +126,7 @@ enum SyncTableSQL {
         """
         SELECT h.id, h.\(key)::text AS key, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
                \(WireChangeSQL.change(collection, alias: "h"))::text AS change,
-               \(WireChangeSQL.recordFunction(collection))(h)::text AS record
+               \(WireChangeSQL.record(collection, alias: "h")) AS record
         FROM \(collection.table) h
         WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.\(key) = ANY($3::\(keyType)[])
         """
