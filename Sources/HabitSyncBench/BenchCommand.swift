@@ -53,10 +53,11 @@ struct BenchCommand: AsyncParsableCommand {
             log("seeding \(pullRows) rows for the pull…")
             try await Workloads.seedUsageEvents(environment.database.pool, tenant: environment.database.tenant, user: "pull-user", count: pullRows)
             results.rawPullRecordsPerSecond = try await Workloads.rawPull(environment.database.pool, tenant: environment.database.tenant, user: "pull-user")
-            let puller = try await environment.client(user: "pull-user", device: "puller")
-            let sync = try await Workloads.initialSync(puller)
+            let pusher = try await environment.client(user: "pull-user", device: "puller")
+            let puller = try await environment.puller(user: "pull-user")
+            let sync = try Workloads.initialSync(puller)
             (results.initialSyncRecords, results.initialSyncRecordsPerSecond) = sync
-            results.incrementalPullMilliseconds = try await Workloads.incrementalPull(puller, from: PullCursor(version: Int64(pullRows)).text, rounds: 15)
+            results.incrementalPullMilliseconds = try await Workloads.incrementalPull(pusher, puller, from: PullCursor(version: Int64(pullRows)).text, rounds: 15)
 
             log("seeding \(small) and \(large) rows for the scale comparison…")
             for (user, count) in [("scale-small", small), ("scale-large", large)] {
@@ -64,7 +65,7 @@ struct BenchCommand: AsyncParsableCommand {
             }
             for (user, count) in [("scale-small", small), ("scale-large", large)] {
                 let client = try await environment.client(user: user, device: "scale")
-                let latency = try await Workloads.incrementalPull(client, from: PullCursor(version: Int64(count)).text, rounds: 21)
+                let latency = try await Workloads.incrementalPull(client, try await environment.puller(user: user), from: PullCursor(version: Int64(count)).text, rounds: 21)
                 if user == "scale-small" { results.pullLatencySmallMilliseconds = latency } else { results.pullLatencyLargeMilliseconds = latency }
             }
             results.smallRows = small

@@ -26,6 +26,10 @@ final class BenchEnvironment {
         DeviceClient(baseURL: baseURL, token: try await database.token(user: user), device: device)
     }
 
+    func puller(user: String) async throws -> Puller {
+        try Puller(port: server.port, token: try await database.token(user: user))
+    }
+
     func stop() async {
         await server.stop()
         await database.close()

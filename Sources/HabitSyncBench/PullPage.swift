@@ -1,29 +1,63 @@
 import Foundation
-import HabitSyncDomain
-import ServerHarness
 
 /// What a benchmark needs of one pull response: how many changes, where to go on from.
 struct PullPage {
     let changes: Int
     let cursor: String?
     let hasMore: Bool
+
+    /// Reads a page the server wrote (`{"changes":[{"collection":…},…],"cursor":…,"hasMore":…}`)
+    /// without decoding the records: decoding them is the device's work, not the server's, and
+    /// a full parse took this client about as long as the server took to produce the page.
+    init(scanning body: Data) throws {
+        let bytes = [UInt8](body)
+        guard bytes.starts(with: Array(#"{"changes":["#.utf8)) else { throw BenchError("a pull page does not start with its changes") }
+        let marker = Array(#"{"collection":""#.utf8)
+        var count = 0
+        var index = 0
+        while let found = Self.find(marker, in: bytes, from: index) {
+            count += 1
+            index = found + marker.count
+        }
+        changes = count
+        let tail = String(decoding: bytes.suffix(200), as: UTF8.self)
+        hasMore = tail.contains(#""hasMore":true"#)
+        if let range = tail.range(of: #""cursor":""#), let end = tail[range.upperBound...].firstIndex(of: "\"") {
+            cursor = String(tail[range.upperBound..<end])
+        } else {
+            cursor = nil
+        }
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard needle.count <= haystack.count, start <= haystack.count - needle.count else { return nil }
+        var index = start
+        while index <= haystack.count - needle.count {
+            if haystack[index] == needle[0] && haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
+            index += 1
+        }
+        return nil
+    }
 }
 
-extension DeviceClient {
-    /// Reads and parses the whole page, as a device must. The parser is the server's own
-    /// (`JSONParser`): Foundation's JSONSerialization took longer to parse a 5,000-change page
-    /// than the server took to produce it, and the benchmark measures the server.
-    func pullPage(cursor: String?, limit: Int) async throws -> PullPage {
-        let reply = try await pull(cursor: cursor, limit: limit)
-        guard reply.status == 200 else { throw BenchError("pull answered \(reply.status)") }
-        guard case .object(let page) = try JSONParser.parse(reply.body), case .array(let changes)? = page["changes"] else {
-            throw BenchError("a pull page is not an object with changes")
-        }
-        var next: String?
-        if case .string(let text)? = page["cursor"] { next = text }
-        var hasMore = false
-        if case .bool(let flag)? = page["hasMore"] { hasMore = flag }
-        return PullPage(changes: changes.count, cursor: next, hasMore: hasMore)
+/// A device's pulls over a `PlainHTTPConnection`.
+final class Puller {
+    private let connection: PlainHTTPConnection
+    private let token: String
+
+    init(port: Int, token: String) throws {
+        connection = try PlainHTTPConnection(port: port)
+        self.token = token
+    }
+
+    /// Blocks the calling thread for one request: the pull measurements run one request at a
+    /// time, with nothing else in this process waiting for the thread.
+    func page(cursor: String?, limit: Int) throws -> PullPage {
+        var path = "/v1/sync/pull?limit=\(limit)"
+        if let cursor { path += "&cursor=\(cursor)" }
+        let (status, body) = try connection.get(path, headers: ["Authorization": "Bearer \(token)"])
+        guard status == 200 else { throw BenchError("pull answered \(status)") }
+        return try PullPage(scanning: body)
     }
 }
 

@@ -170,13 +170,13 @@ enum Workloads {
     }
 
     /// Records per second of a full initial sync through the API (pages of 5000).
-    static func initialSync(_ client: DeviceClient) async throws -> (records: Int, recordsPerSecond: Double) {
+    static func initialSync(_ puller: Puller) throws -> (records: Int, recordsPerSecond: Double) {
         let clock = ContinuousClock()
         let started = clock.now
         var cursor: String?
         var total = 0
         while true {
-            let page = try await client.pullPage(cursor: cursor, limit: 5000)
+            let page = try puller.page(cursor: cursor, limit: 5000)
             total += page.changes
             cursor = page.cursor
             if !page.hasMore { break }
@@ -186,7 +186,7 @@ enum Workloads {
 
     /// Median latency of pulling 100 new changes: each round pushes 100 usage events, then
     /// pulls from the cursor before them.
-    static func incrementalPull(_ client: DeviceClient, from start: String?, rounds: Int) async throws -> Percentiles {
+    static func incrementalPull(_ client: DeviceClient, _ puller: Puller, from start: String?, rounds: Int) async throws -> Percentiles {
         var cursor = start
         var samples: [Double] = []
         let clock = ContinuousClock()
@@ -198,20 +198,11 @@ enum Workloads {
             let status = try await client.push(try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])).status
             guard status == 200 else { throw BenchError("push answered \(status)") }
             let started = clock.now
-            let page = try await client.pullPage(cursor: cursor, limit: 500)
+            let page = try puller.page(cursor: cursor, limit: 500)
             samples.append((clock.now - started).milliseconds)
             guard page.changes >= 100 else { throw BenchError("an incremental pull returned \(page.changes) changes, expected at least 100") }
             cursor = page.cursor
         }
         return Percentiles(samples)
-    }
-
-    static func drain(_ client: DeviceClient) async throws -> String? {
-        var cursor: String?
-        while true {
-            let page = try await client.pullPage(cursor: cursor, limit: 5000)
-            cursor = page.cursor
-            if !page.hasMore { return cursor }
-        }
     }
 }

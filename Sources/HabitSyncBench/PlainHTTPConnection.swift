@@ -1,0 +1,83 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One keep-alive HTTP/1.1 connection over a blocking socket, for the pull measurements: what
+/// curl or wrk would do. URLSession on Linux spent longer receiving a 1.5 MB page than the
+/// server spent producing it, and the benchmark measures the server. Responses must carry a
+/// Content-Length (the server's always do).
+final class PlainHTTPConnection {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw BenchError("socket() failed: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw BenchError("connect() to port \(port) failed: errno \(errno)")
+        }
+        var on: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends a GET and reads the whole response. Blocks the calling thread.
+    func get(_ path: String, headers: [String: String]) throws -> (status: Int, body: Data) {
+        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        request += "\r\n"
+        let bytes = Array(request.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw BenchError("send() failed: errno \(errno)") }
+            sent += n
+        }
+        let headerEnd = try readUntilHeaderEnd()
+        let head = String(decoding: buffer[..<headerEnd], as: UTF8.self)
+        let lines = head.split(separator: "\r\n")
+        guard let statusLine = lines.first, let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") else {
+            throw BenchError("not an HTTP response: \(head.prefix(80))")
+        }
+        guard let lengthLine = lines.first(where: { $0.lowercased().hasPrefix("content-length:") }),
+            let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces))
+        else { throw BenchError("the response has no Content-Length") }
+        buffer.removeFirst(headerEnd + 4)
+        while buffer.count < length { try receive() }
+        let body = Data(buffer[..<length])
+        buffer.removeFirst(length)
+        return (status, body)
+    }
+
+    private func readUntilHeaderEnd() throws -> Int {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        var searchFrom = 0
+        while true {
+            if buffer.count >= 4 {
+                for index in searchFrom...(buffer.count - 4) where buffer[index] == 13 && Array(buffer[index..<(index + 4)]) == separator {
+                    return index
+                }
+                searchFrom = buffer.count - 3
+            }
+            try receive()
+        }
+    }
+
+    private func receive() throws {
+        var chunk = [UInt8](repeating: 0, count: 256 * 1024)
+        let n = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { throw BenchError("the server closed the connection (recv: \(n), errno \(errno))") }
+        buffer.append(contentsOf: chunk[..<n])
+    }
+}
