@@ -119,7 +119,8 @@ struct ServeCommand: AsyncParsableCommand {
 
         let pool = PGPool(
             configuration: .init(
-                connection: PGConnectionConfiguration(connectionString: database.connectionString, role: settings.requestRole),
+                connection: PGConnectionConfiguration(
+                    connectionString: database.connectionString, role: settings.requestRole, sessionSettings: ServerConfiguration.requestSessionSettings),
                 maximumConnections: settings.poolSize),
             logger: logger)
         let readiness = Readiness()

@@ -35,7 +35,7 @@ public final class PGConnection: Sendable {
     }
 
     /// Opens a connection (on the thread pool) and prepares its session: UTC, ISO dates,
-    /// UTF-8, and the configured role.
+    /// UTF-8, the configured settings and role.
     public static func connect(_ configuration: PGConnectionConfiguration, threadPool: NIOThreadPool, statementCounter: StatementCounter? = nil) async throws -> PGConnection {
         let connection: PGConnection = try await threadPool.runIfActive {
             // Earlier keywords are defaults the connection string may override; later ones win.
@@ -60,6 +60,9 @@ public final class PGConnection: Sendable {
                 setup += "; SET ROLE " + PGQuery.quoteIdentifier(role)
             }
             try await connection.simpleQuery(unsafeSQL: setup)
+            for (name, value) in configuration.sessionSettings.sorted(by: { $0.key < $1.key }) {
+                try await connection.query("SELECT set_config(\(name), \(value), false)")
+            }
         } catch {
             connection.close()
             throw error

@@ -11,12 +11,16 @@ public struct PGConnectionConfiguration: Sendable {
     /// A role to `SET ROLE` to right after connecting (the request role, which is not the
     /// tables' owner and so cannot bypass row-level security). Nil keeps the login role.
     public var role: String?
+    /// Server settings for every session of this configuration (`set_config(name, value,
+    /// false)` right after connecting), such as turning off parallel query for short requests.
+    public var sessionSettings: [String: String]
 
-    public init(connectionString: String, applicationName: String = "habitsync-server", connectTimeoutSeconds: Int = 5, role: String? = nil) {
+    public init(connectionString: String, applicationName: String = "habitsync-server", connectTimeoutSeconds: Int = 5, role: String? = nil, sessionSettings: [String: String] = [:]) {
         self.connectionString = connectionString
         self.applicationName = applicationName
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.role = role
+        self.sessionSettings = sessionSettings
     }
 
     /// Checks the connection string's syntax without connecting. The message never repeats

@@ -5,6 +5,35 @@ import Testing
 import TestSupport
 
 @Suite struct PoolTests {
+    @Test func sessionSettingsApplyToEverySessionAndNothingElse() async throws {
+        let database = try await TestPostgres.shared.emptyDatabase()
+        let configuration = PGPool.Configuration(
+            connection: .init(connectionString: database.connectionString, sessionSettings: ["max_parallel_workers_per_gather": "0", "jit": "off"]),
+            maximumConnections: 2)
+        try await PGPool.withPool(configuration, logger: TestPostgres.logger) { pool in
+            try await withThrowingTaskGroup(of: (String, String).self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        try await pool.withConnection { connection in
+                            _ = try await connection.query("SELECT pg_sleep(0.05)")  // both connections in use at once
+                            let row = try await connection.query("SELECT current_setting('max_parallel_workers_per_gather') AS workers, current_setting('jit') AS jit").single()
+                            return (try row.decode("workers", as: String.self), try row.decode("jit", as: String.self))
+                        }
+                    }
+                }
+                for try await (workers, jit) in group {
+                    #expect(workers == "0" && jit == "off")
+                }
+            }
+            #expect(pool.statistics.open == 2)
+        }
+        // A pool without settings keeps the server's defaults.
+        try await database.withPool(size: 1) { pool in
+            let workers = try await pool.withConnection { try await $0.query("SELECT current_setting('max_parallel_workers_per_gather') AS w").single().decode("w", as: String.self) }
+            #expect(workers != "0")
+        }
+    }
+
     @Test func anExhaustedPoolMakesALeaseWaitThenProceed() async throws {
         let database = try await TestPostgres.shared.emptyDatabase()
         try await database.withPool(size: 1) { pool in
