@@ -57,17 +57,19 @@ struct BenchCommand: AsyncParsableCommand {
             let puller = try await environment.puller(user: "pull-user")
             let sync = try Workloads.initialSync(puller)
             (results.initialSyncRecords, results.initialSyncRecordsPerSecond) = sync
-            results.incrementalPullMilliseconds = try await Workloads.incrementalPull(pusher, puller, from: PullCursor(version: Int64(pullRows)).text, rounds: 15)
+            var incremental = Workloads.IncrementalPuller(pusher, puller, from: PullCursor(version: Int64(pullRows)).text)
+            results.incrementalPullMilliseconds = try await Workloads.incrementalPull(&incremental, rounds: 15)
 
             log("seeding \(small) and \(large) rows for the scale comparison…")
             for (user, count) in [("scale-small", small), ("scale-large", large)] {
                 try await Workloads.seedUsageEvents(environment.database.pool, tenant: environment.database.tenant, user: user, count: count)
             }
-            for (user, count) in [("scale-small", small), ("scale-large", large)] {
-                let client = try await environment.client(user: user, device: "scale")
-                let latency = try await Workloads.incrementalPull(client, try await environment.puller(user: user), from: PullCursor(version: Int64(count)).text, rounds: 21)
-                if user == "scale-small" { results.pullLatencySmallMilliseconds = latency } else { results.pullLatencyLargeMilliseconds = latency }
-            }
+            var smallUser = Workloads.IncrementalPuller(
+                try await environment.client(user: "scale-small", device: "scale"), try await environment.puller(user: "scale-small"), from: PullCursor(version: Int64(small)).text)
+            var largeUser = Workloads.IncrementalPuller(
+                try await environment.client(user: "scale-large", device: "scale"), try await environment.puller(user: "scale-large"), from: PullCursor(version: Int64(large)).text)
+            (results.pullLatencySmallMilliseconds, results.pullLatencyLargeMilliseconds) =
+                try await Workloads.incrementalPullSideBySide(&smallUser, &largeUser, rounds: 41)
             results.smallRows = small
             results.largeRows = large
             results.serverPeakRSSMiB = environment.server.peakRSSMiB()

@@ -184,25 +184,53 @@ enum Workloads {
         return (total, Double(total) / (clock.now - started).seconds)
     }
 
-    /// Median latency of pulling 100 new changes: each round pushes 100 usage events, then
-    /// pulls from the cursor before them.
-    static func incrementalPull(_ client: DeviceClient, _ puller: Puller, from start: String?, rounds: Int) async throws -> Percentiles {
-        var cursor = start
-        var samples: [Double] = []
-        let clock = ContinuousClock()
-        for round in 0..<rounds {
+    /// A device that pushes 100 usage events, then times the pull of them from its cursor.
+    struct IncrementalPuller {
+        let client: DeviceClient
+        let puller: Puller
+        var cursor: String?
+        var round = 0
+
+        init(_ client: DeviceClient, _ puller: Puller, from cursor: String?) {
+            self.client = client
+            self.puller = puller
+            self.cursor = cursor
+        }
+
+        /// One round; returns the pull's latency in milliseconds.
+        mutating func measureOnce() async throws -> Double {
             let changes: [[String: Any]] = (0..<100).map { n in
                 ["collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": "2026-11-20T08:00:00.000Z",
                  "record": ["eventType": "deepen_pause", "timestamp": WireTime.format(Date().addingTimeInterval(-Double(round * 100 + n))), "pauseDuration": 5, "timerDuration": 30]]
             }
+            round += 1
             let status = try await client.push(try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])).status
             guard status == 200 else { throw BenchError("push answered \(status)") }
+            let clock = ContinuousClock()
             let started = clock.now
             let page = try puller.page(cursor: cursor, limit: 500)
-            samples.append((clock.now - started).milliseconds)
+            let elapsed = (clock.now - started).milliseconds
             guard page.changes >= 100 else { throw BenchError("an incremental pull returned \(page.changes) changes, expected at least 100") }
             cursor = page.cursor
+            return elapsed
         }
+    }
+
+    /// Latency percentiles of `rounds` incremental pulls.
+    static func incrementalPull(_ device: inout IncrementalPuller, rounds: Int) async throws -> Percentiles {
+        var samples: [Double] = []
+        for _ in 0..<rounds { samples.append(try await device.measureOnce()) }
         return Percentiles(samples)
+    }
+
+    /// The same for two users, round by round in turn, so that the machine's noise falls on
+    /// both alike.
+    static func incrementalPullSideBySide(_ first: inout IncrementalPuller, _ second: inout IncrementalPuller, rounds: Int) async throws -> (Percentiles, Percentiles) {
+        var (a, b): ([Double], [Double]) = ([], [])
+        for _ in 0..<rounds {
+            a.append(try await first.measureOnce())
+            b.append(try await second.measureOnce())
+        }
+        return (Percentiles(a), Percentiles(b))
     }
 }
