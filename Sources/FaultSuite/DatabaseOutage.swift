@@ -13,7 +13,7 @@ enum DatabaseOutage {
         let server = try await environment.startServer()
         let pid = server.processIdentifier
         // More batches than the load can finish before the outage, so devices push through it.
-        let devices = try await makeDevices(environment, count: scale.devices, batches: scale.batchesPerDevice * 2, prefix: "outage", baseURL: server.baseURL)
+        let devices = try await environment.pushingDevices(count: scale.devices, batches: scale.batchesPerDevice * 2, prefix: "outage", baseURL: server.baseURL)
         let log = PushLog()
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(300)
@@ -49,12 +49,10 @@ enum DatabaseOutage {
 
         let attempts = log.all
         let during = attempts.filter { $0.finished > stoppedAt && $0.started < backAt }
-        let unavailable = attempts.filter { if case .status(503, _) = $0.outcome { return true } else { return false } }
+        let unavailable = attempts.filter { $0.errorStatus == 503 }
         let withoutRetryAfter = unavailable.count { if case .status(_, let retryAfter) = $0.outcome { return Int(retryAfter ?? "") == nil } else { return false } }
-        let otherStatuses = attempts.compactMap { attempt -> Int? in
-            if case .status(let code, _) = attempt.outcome, code != 503 { return code } else { return nil }
-        }
-        let transportFailures = attempts.count { if case .transportFailure = $0.outcome { return true } else { return false } }
+        let otherStatuses = attempts.compactMap(\.errorStatus).filter { $0 != 503 }
+        let transportFailures = attempts.count(where: \.isTransportFailure)
         let firstServedAfter = attempts.filter { $0.isAcknowledged && $0.started >= backAt }.map(\.finished).min()
         let recovery = firstServedAfter.map { ($0 - backAt).seconds }
         let probesDown = readiness.withLock { $0.filter { $0.at > stoppedAt + .seconds(1) && $0.at < backAt } }

@@ -27,11 +27,11 @@ enum DrainOnSIGTERM {
         let deadline = clock.now + .seconds(300)
 
         // The held device's user exists, so the lock below is the one its next push waits for.
-        let held = try await makeDevices(environment, count: 1, batches: 2, prefix: "held", baseURL: server.baseURL)[0]
+        let held = try await environment.pushingDevices(count: 1, batches: 2, prefix: "held", baseURL: server.baseURL)[0]
         let first = try await held.client.push(held.batches[0].body)
         guard first.status == 200 else { throw HarnessError("setup push answered \(first.status)") }
 
-        let devices = try await makeDevices(environment, count: scale.devices, batches: scale.batchesPerDevice * 4, prefix: "drain", baseURL: server.baseURL)
+        let devices = try await environment.pushingDevices(count: scale.devices, batches: scale.batchesPerDevice * 4, prefix: "drain", baseURL: server.baseURL)
         let log = PushLog()
         async let load = withTaskGroup(of: Int.self) { group in
             for device in devices { group.addTask { await device.run(log: log, policy: .stopWhenRefused, deadline: deadline) } }
@@ -80,11 +80,9 @@ enum DrainOnSIGTERM {
             }
         }
         let inFlightFinished = acknowledged.count { $0.started < signalledAt && $0.finished > signalledAt }
-        let refused = attempts.count { if case .transportFailure = $0.outcome { return true } else { return false } }
+        let refused = attempts.count(where: \.isTransportFailure)
         let startedAfterAndServed = acknowledged.count { $0.started > signalledAt + .milliseconds(500) }
-        let otherStatuses = attempts.compactMap { attempt -> Int? in
-            if case .status(let code, _) = attempt.outcome { return code } else { return nil }
-        }
+        let otherStatuses = attempts.compactMap(\.errorStatus)
 
         report.check(drainingAfterOneSecond, "one second after SIGTERM the server still runs, draining the push held in flight")
         report.check(newConnectionRefused, "a new request after SIGTERM is refused")

@@ -10,7 +10,7 @@ enum KillDuringPush {
     static func run(_ environment: FaultEnvironment, scale: FaultScale) async throws -> FaultReport {
         var report = FaultReport(scenario: name)
         let server = try await environment.startServer()
-        let devices = try await makeDevices(environment, count: scale.devices, batches: scale.batchesPerDevice, prefix: "kill", baseURL: server.baseURL)
+        let devices = try await environment.pushingDevices(count: scale.devices, batches: scale.batchesPerDevice, prefix: "kill", baseURL: server.baseURL)
         let log = PushLog()
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(300)
@@ -47,15 +47,11 @@ enum KillDuringPush {
         let attempts = log.all
         let final = try await StoredBatches.read(environment.database.pool, tenant: environment.database.tenant)
         let finalTally = final.tally(devices)
-        let refused = attempts.count { if case .transportFailure = $0.outcome { return true } else { return false } }
-        let otherStatuses = attempts.compactMap { attempt -> Int? in
-            if case .status(let code, _) = attempt.outcome { return code } else { return nil }
-        }
+        let refused = attempts.count(where: \.isTransportFailure)
+        let otherStatuses = attempts.compactMap(\.errorStatus)
         // A retry of a batch that had been committed must be answered from the idempotency
         // record ("applied", as first answered), never applied again ("unchanged").
-        let acknowledgements = attempts.compactMap { attempt -> [String]? in
-            if case .acknowledged(let results) = attempt.outcome { return results } else { return nil }
-        }
+        let acknowledgements = attempts.compactMap(\.results)
         let notApplied = acknowledgements.count { $0.count != TrackedBatch.changeCount || $0.contains { $0 != "applied" } }
 
         report.check(acknowledgedTotal == totalBatches, "after the restart every device's queue completes (acknowledged \(acknowledgedTotal) of \(totalBatches))")
@@ -73,23 +69,4 @@ enum KillDuringPush {
         report.note(String(format: "server restarted %.1f s after the kill", (restartedAt - killedAt).seconds))
         return report
     }
-}
-
-/// `count` devices, each its own user, each with a queue of `batches` tracked batches.
-func makeDevices(_ environment: FaultEnvironment, count: Int, batches: Int, prefix: String, baseURL: (Int) -> String) async throws -> [PushingDevice] {
-    var devices: [PushingDevice] = []
-    for index in 0..<count {
-        let user = "\(prefix)-user-\(index)"
-        let client = try await environment.client(user: user, device: "\(prefix)-device-\(index)", baseURL: baseURL(index))
-        devices.append(PushingDevice(index: index, user: user, client: client, batches: (0..<batches).map { TrackedBatch(round: $0) }))
-    }
-    return devices
-}
-
-func makeDevices(_ environment: FaultEnvironment, count: Int, batches: Int, prefix: String, baseURL: String) async throws -> [PushingDevice] {
-    try await makeDevices(environment, count: count, batches: batches, prefix: prefix, baseURL: { _ in baseURL })
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -1,38 +1,5 @@
 import Foundation
 import ServerHarness
-import Synchronization
-
-/// One push attempt as the device saw it.
-struct PushAttempt: Sendable {
-    enum Outcome: Sendable {
-        case acknowledged(results: [String])
-        case status(Int, retryAfter: String?)
-        case transportFailure
-    }
-
-    let device: Int
-    let batch: Int
-    let started: ContinuousClock.Instant
-    let finished: ContinuousClock.Instant
-    let outcome: Outcome
-
-    var isAcknowledged: Bool {
-        if case .acknowledged = outcome { return true }
-        return false
-    }
-}
-
-/// Every attempt of every device, in the order they finished. Shared by the device tasks and
-/// the scenario that watches them; a Mutex keeps the appends and reads consistent.
-final class PushLog: Sendable {
-    private let attempts = Mutex<[PushAttempt]>([])
-
-    func append(_ attempt: PushAttempt) { attempts.withLock { $0.append(attempt) } }
-
-    var all: [PushAttempt] { attempts.withLock { $0 } }
-
-    var acknowledgedCount: Int { attempts.withLock { $0.count(where: \.isAcknowledged) } }
-}
 
 /// A device working through its queue of batches, as an app does: a batch that fails is sent
 /// again, byte for byte, until the server acknowledges it, then the next one.
@@ -87,5 +54,18 @@ struct PushingDevice: Sendable {
             }
         }
         return acknowledged
+    }
+}
+
+extension FaultEnvironment {
+    /// `count` devices, each its own user, each with a queue of `batches` tracked batches.
+    func pushingDevices(count: Int, batches: Int, prefix: String, baseURL: String) async throws -> [PushingDevice] {
+        var devices: [PushingDevice] = []
+        for index in 0..<count {
+            let user = "\(prefix)-user-\(index)"
+            let client = try await client(user: user, device: "\(prefix)-device-\(index)", baseURL: baseURL)
+            devices.append(PushingDevice(index: index, user: user, client: client, batches: (0..<batches).map { TrackedBatch(round: $0) }))
+        }
+        return devices
     }
 }
