@@ -27,7 +27,7 @@ enum DatabaseOutage {
             return await group.reduce(0, +)
         }
         async let probes: Void = {
-            while probing.load(ordering: .relaxed) {
+            while probing.load(ordering: .relaxed) && !Task.isCancelled {
                 let status = (try? await probe.get("/readyz").status) ?? 0
                 readiness.withLock { $0.append((clock.now, status)) }
                 try? await Task.sleep(for: .milliseconds(200))
