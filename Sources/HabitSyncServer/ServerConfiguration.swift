@@ -1,11 +1,13 @@
 /// What `buildApplication` needs beyond its collaborators. Resolved from flags, environment
 /// and defaults by the CLI.
 public struct ServerConfiguration: Sendable {
-    /// Settings for the sessions of the request pool. Requests are short statements on one
-    /// user's rows: the generic plan of the usage-streak query over the partitioned
-    /// usage_events went parallel, and starting the workers took 10+ ms of a push that needed
-    /// 1 ms (pg_stat_statements: 21 ms a call under load). JIT compiling would cost the same way.
-    public static let requestSessionSettings = ["max_parallel_workers_per_gather": "0", "jit": "off"]
+    /// Settings for the sessions of the request pool, whose requests are short statements on
+    /// one user's rows. No parallel query or JIT: the usage-streak query's generic plan went
+    /// parallel, 14 ms against 1.5 ms without workers. Generic plans always (statements are
+    /// prepared once per session): a custom plan over usage_events' monthly partitions can look
+    /// cheaper and be re-planned each time, while a generic one prunes at run time; push at 16
+    /// devices went from 6,617-6,961 to 7,458-7,505 records/s (BENCHMARKS.md).
+    public static let requestSessionSettings = ["max_parallel_workers_per_gather": "0", "jit": "off", "plan_cache_mode": "force_generic_plan"]
 
     public var host: String
     /// 0 picks a free port (tests); the bound port is reported through `onServerRunning`.
