@@ -54,7 +54,7 @@ enum TwoReplicas {
                 devices.append(try await environment.client(user: user, device: "device-\(u)-\(d)", baseURL: replicas[d % 2].baseURL))
             }
             let habits = (0..<sharedHabits).map { _ in UUID() }
-            let setup = try await devices[0].push(batch(habits: habits, edits: Array(0..<sharedHabits), progress: 0, events: 0, deleting: nil, at: { _ in base }))
+            let setup = try await devices[0].push(batch(habits: habits, edits: Array(0..<sharedHabits), progress: 0, events: 0, deleting: nil, at: { base }))
             guard setup.status == 200 else { throw HarnessError("setup push answered \(setup.status)") }
             users.append((user, habits, devices))
         }
@@ -70,7 +70,7 @@ enum TwoReplicas {
                         for round in 0..<scale.replicaRounds {
                             let edits = Array((0..<sharedHabits).shuffled(using: &random).prefix(2))
                             let deleting = (d == 1 && round == scale.replicaRounds / 2) ? sharedHabits - 1 : nil
-                            let body = batch(habits: entry.habits, edits: edits, progress: 3, events: 3, deleting: deleting, at: { _ in
+                            let body = batch(habits: entry.habits, edits: edits, progress: 3, events: 3, deleting: deleting, at: {
                                 base.addingTimeInterval(Double(round) + Double(Int.random(in: 0..<1000, using: &random)) / 1000)
                             })
                             if let reply = try? await client.push(body), reply.status == 200 {
@@ -148,25 +148,25 @@ enum TwoReplicas {
 
     /// Edits of some shared habits, new progress on the shared days (so devices create the same
     /// (habit, day) under different ids), usage events, and perhaps a habit's deletion.
-    static func batch(habits: [UUID], edits: [Int], progress: Int, events: Int, deleting: Int?, at time: (Int) -> Date) -> Data {
+    static func batch(habits: [UUID], edits: [Int], progress: Int, events: Int, deleting: Int?, at time: () -> Date) -> Data {
         var changes: [[String: Any]] = []
         for (n, habit) in edits.enumerated() {
-            changes.append(["collection": "habits", "op": "upsert", "id": habits[habit].uuidString, "updatedAt": WireTime.format(time(n)),
+            changes.append(["collection": "habits", "op": "upsert", "id": habits[habit].uuidString, "updatedAt": WireTime.format(time()),
                             "record": ["name": "Habit \(habit) v\(Int.random(in: 0..<1_000_000))", "habitType": "formation", "goalCount": 2,
                                        "goalUnit": "times", "schedule": ["type": "daily"], "startDate": "2026-06-01"]])
         }
         for n in 0..<progress {
             let habit = habits[Int.random(in: 0..<(habits.count - 1))]  // the last habit may be deleted
-            changes.append(["collection": "dailyProgress", "op": "upsert", "id": UUID().uuidString, "updatedAt": WireTime.format(time(n)),
+            changes.append(["collection": "dailyProgress", "op": "upsert", "id": UUID().uuidString, "updatedAt": WireTime.format(time()),
                             "record": ["habitId": habit.uuidString, "date": "2026-06-0\(1 + Int.random(in: 0..<5))",
                                        "progressCount": Int.random(in: 0..<3), "goalCount": 2]])
         }
         for n in 0..<events {
-            changes.append(["collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": WireTime.format(time(n)),
-                            "record": ["eventType": "exit_to_focus", "timestamp": WireTime.format(time(n)), "pauseDuration": n, "timerDuration": 30]])
+            changes.append(["collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": WireTime.format(time()),
+                            "record": ["eventType": "exit_to_focus", "timestamp": WireTime.format(time()), "pauseDuration": n, "timerDuration": 30]])
         }
         if let deleting {
-            changes.append(["collection": "habits", "op": "delete", "id": habits[deleting].uuidString, "updatedAt": WireTime.format(time(0))])
+            changes.append(["collection": "habits", "op": "delete", "id": habits[deleting].uuidString, "updatedAt": WireTime.format(time())])
         }
         return try! JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])
     }
