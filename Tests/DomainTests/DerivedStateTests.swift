@@ -275,8 +275,18 @@ import TestSupport
                                              skipped: Int.random(in: 0..<15, using: &generator) == 0))
                 }
             }
+            // Now and then a second record for a day already recorded: the later one counts.
+            for _ in 0..<Int.random(in: 0...2, using: &generator) {
+                if let twin = records.randomElement(using: &generator) {
+                    records.append(DayRecord(habitID: twin.habitID, date: twin.date, progressCount: Int.random(in: 0...4, using: &generator), goalCount: 2, skipped: false))
+                }
+            }
             let classifier = DayClassifier(habits: habits, records: records)
             let streak = GlobalStreak.compute(classifier, today: today)
+            // The walk over the whole history agrees with classifying each day on its own.
+            let walked = classifier.classifyAll(through: today)
+            #expect(walked.allSatisfy { classifier.classify(dayNumber: $0.dayNumber) == $0.classification })
+            #expect(walked.count == max(0, today.dayNumber - classifier.firstDay!.dayNumber + 1))
             #expect(streak.longestStreak >= streak.currentStreak && streak.currentStreak >= 0)
             let first = classifier.firstDay!
             let completeDays = first <= today ? (first.dayNumber...today.dayNumber).map(LocalDate.init(dayNumber:)).filter { classifier.classify($0) == .complete } : []

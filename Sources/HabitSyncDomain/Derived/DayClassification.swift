@@ -19,6 +19,10 @@ public struct DayClassifier: Sendable {
         let start: Int
         let end: Int
         let records: [Int: DayRecord]
+        /// The same records in day order: a walk through the days reads them in turn instead
+        /// of hashing every day (the lookups were the recompute's largest cost in a profile).
+        let days: [Int]
+        let ordered: [DayRecord]
     }
 
     let entries: [Entry]
@@ -27,7 +31,10 @@ public struct DayClassifier: Sendable {
         var byHabit: [UUID: [Int: DayRecord]] = [:]
         for record in records where !record.deleted { byHabit[record.habitID, default: [:]][record.date.dayNumber] = record }
         self.entries = habits.filter { !$0.deleted }.map { habit in
-            Entry(habit: habit, start: habit.startDate.dayNumber, end: habit.endDate?.dayNumber ?? Int.max, records: byHabit[habit.id] ?? [:])
+            let records = byHabit[habit.id] ?? [:]
+            let sorted = records.sorted { $0.key < $1.key }
+            return Entry(habit: habit, start: habit.startDate.dayNumber, end: habit.endDate?.dayNumber ?? Int.max, records: records,
+                         days: sorted.map(\.key), ordered: sorted.map(\.value))
         }
     }
 
@@ -37,11 +44,16 @@ public struct DayClassifier: Sendable {
     public func classify(_ date: LocalDate) -> DayClassification { classify(dayNumber: date.dayNumber) }
 
     public func classify(dayNumber day: Int) -> DayClassification {
+        classify(day) { entry, _ in entry.records[day] }
+    }
+
+    /// The rules for one day; `record` finds an entry's record for that day.
+    private func classify(_ day: Int, record: (Entry, Int) -> DayRecord?) -> DayClassification {
         var dueCount = 0
         var allDueComplete = true
         var frequencyComplete = false
-        for entry in entries where entry.start <= day && day <= entry.end {
-            let record = entry.records[day]
+        for (index, entry) in entries.enumerated() where entry.start <= day && day <= entry.end {
+            let record = record(entry, index)
             if record?.skipped == true { continue }  // a skip is neutral
             let complete = record?.isComplete(habitType: entry.habit.habitType) ?? false
             if entry.habit.hasFixedSchedule {
@@ -61,10 +73,21 @@ public struct DayClassifier: Sendable {
     public static let historyDays = 3660
 
     /// Every day from the first habit's start (at most `historyDays` back) through `today`,
-    /// classified once.
+    /// classified once, walking each habit's records in day order alongside.
     public func classifyAll(through today: LocalDate) -> [(dayNumber: Int, classification: DayClassification)] {
         guard let earliest = entries.map(\.start).min(), earliest <= today.dayNumber else { return [] }
         let first = max(earliest, today.dayNumber - Self.historyDays)
-        return (first...today.dayNumber).map { ($0, classify(dayNumber: $0)) }
+        var cursors = [Int](repeating: 0, count: entries.count)
+        var classified: [(dayNumber: Int, classification: DayClassification)] = []
+        classified.reserveCapacity(today.dayNumber - first + 1)
+        for day in first...today.dayNumber {
+            classified.append((day, classify(day) { entry, index in
+                var cursor = cursors[index]
+                while cursor < entry.days.count && entry.days[cursor] < day { cursor += 1 }
+                cursors[index] = cursor
+                return cursor < entry.days.count && entry.days[cursor] == day ? entry.ordered[cursor] : nil
+            }))
+        }
+        return classified
     }
 }
