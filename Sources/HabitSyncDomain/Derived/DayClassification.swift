@@ -18,11 +18,9 @@ public struct DayClassifier: Sendable {
         let habit: HabitDefinition
         let start: Int
         let end: Int
-        let records: [Int: DayRecord]
-        /// The same records in day order: a walk through the days reads them in turn instead
-        /// of hashing every day (the lookups were the recompute's largest cost in a profile).
+        /// The habit's records in day order (of two for one day, the later one), and their days.
         let days: [Int]
-        let ordered: [DayRecord]
+        let records: [DayRecord]
     }
 
     let entries: [Entry]
@@ -31,10 +29,9 @@ public struct DayClassifier: Sendable {
         var byHabit: [UUID: [Int: DayRecord]] = [:]
         for record in records where !record.deleted { byHabit[record.habitID, default: [:]][record.date.dayNumber] = record }
         self.entries = habits.filter { !$0.deleted }.map { habit in
-            let records = byHabit[habit.id] ?? [:]
-            let sorted = records.sorted { $0.key < $1.key }
-            return Entry(habit: habit, start: habit.startDate.dayNumber, end: habit.endDate?.dayNumber ?? Int.max, records: records,
-                         days: sorted.map(\.key), ordered: sorted.map(\.value))
+            let sorted = (byHabit[habit.id] ?? [:]).sorted { $0.key < $1.key }
+            return Entry(habit: habit, start: habit.startDate.dayNumber, end: habit.endDate?.dayNumber ?? Int.max,
+                         days: sorted.map(\.key), records: sorted.map(\.value))
         }
     }
 
@@ -44,28 +41,7 @@ public struct DayClassifier: Sendable {
     public func classify(_ date: LocalDate) -> DayClassification { classify(dayNumber: date.dayNumber) }
 
     public func classify(dayNumber day: Int) -> DayClassification {
-        classify(day) { entry, _ in entry.records[day] }
-    }
-
-    /// The rules for one day; `record` finds an entry's record for that day.
-    private func classify(_ day: Int, record: (Entry, Int) -> DayRecord?) -> DayClassification {
-        var dueCount = 0
-        var allDueComplete = true
-        var frequencyComplete = false
-        for (index, entry) in entries.enumerated() where entry.start <= day && day <= entry.end {
-            let record = record(entry, index)
-            if record?.skipped == true { continue }  // a skip is neutral
-            let complete = record?.isComplete(habitType: entry.habit.habitType) ?? false
-            if entry.habit.hasFixedSchedule {
-                guard entry.habit.isDue(dayNumber: day, startDayNumber: entry.start) else { continue }
-                dueCount += 1
-                if !complete { allDueComplete = false }
-            } else if complete {
-                frequencyComplete = true
-            }
-        }
-        if dueCount > 0 { return allDueComplete ? .complete : .incomplete }
-        return frequencyComplete ? .complete : .rest
+        classify(from: day, through: day)[0].classification
     }
 
     /// How far back derived state looks: ten years. A start date in year 1 must not make every
@@ -73,21 +49,45 @@ public struct DayClassifier: Sendable {
     public static let historyDays = 3660
 
     /// Every day from the first habit's start (at most `historyDays` back) through `today`,
-    /// classified once, walking each habit's records in day order alongside.
+    /// classified once.
     public func classifyAll(through today: LocalDate) -> [(dayNumber: Int, classification: DayClassification)] {
         guard let earliest = entries.map(\.start).min(), earliest <= today.dayNumber else { return [] }
-        let first = max(earliest, today.dayNumber - Self.historyDays)
-        var cursors = [Int](repeating: 0, count: entries.count)
-        var classified: [(dayNumber: Int, classification: DayClassification)] = []
-        classified.reserveCapacity(today.dayNumber - first + 1)
-        for day in first...today.dayNumber {
-            classified.append((day, classify(day) { entry, index in
-                var cursor = cursors[index]
-                while cursor < entry.days.count && entry.days[cursor] < day { cursor += 1 }
-                cursors[index] = cursor
-                return cursor < entry.days.count && entry.days[cursor] == day ? entry.ordered[cursor] : nil
-            }))
+        return classify(from: max(earliest, today.dayNumber - Self.historyDays), through: today.dayNumber)
+    }
+
+    /// Goes habit by habit, each walking its days and its records in step, and tallies per day
+    /// what the rules need; then classifies each day. (A dictionary lookup per habit and day
+    /// was the recompute's largest cost in a profile of the push load.)
+    private func classify(from first: Int, through last: Int) -> [(dayNumber: Int, classification: DayClassification)] {
+        let count = last - first + 1
+        var due = [Int](repeating: 0, count: count)
+        var dueMissed = [Bool](repeating: false, count: count)
+        var frequencyDone = [Bool](repeating: false, count: count)
+        for entry in entries {
+            let lower = max(first, entry.start), upper = min(last, entry.end)
+            guard lower <= upper else { continue }
+            var cursor = entry.days.firstIndex { $0 >= lower } ?? entry.days.count
+            for day in lower...upper {
+                var record: DayRecord?
+                if cursor < entry.days.count && entry.days[cursor] == day {
+                    record = entry.records[cursor]
+                    cursor += 1
+                }
+                if record?.skipped == true { continue }  // a skip is neutral
+                let complete = record?.isComplete(habitType: entry.habit.habitType) ?? false
+                if entry.habit.hasFixedSchedule {
+                    guard entry.habit.isDue(dayNumber: day, startDayNumber: entry.start) else { continue }
+                    due[day - first] += 1
+                    if !complete { dueMissed[day - first] = true }
+                } else if complete {
+                    frequencyDone[day - first] = true
+                }
+            }
         }
-        return classified
+        return (0..<count).map { offset in
+            let classification: DayClassification =
+                due[offset] > 0 ? (dueMissed[offset] ? .incomplete : .complete) : (frequencyDone[offset] ? .complete : .rest)
+            return (first + offset, classification)
+        }
     }
 }
