@@ -153,7 +153,7 @@ let package = Package(
         .executableTarget(
             name: "habitsync-faults",
             dependencies: [
-                "FaultSuite",
+                "FaultSuite", "ServerHarness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/HabitSyncFaults",
@@ -230,7 +230,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FaultTests",
-            dependencies: ["FaultSuite", "habitsync-server", "TestSupport"],
+            dependencies: ["FaultSuite", "habitsync-server", "habitsync-faults", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -35,6 +35,12 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let interrupts = HarnessCleanup.handleInterrupts()
+        defer { withExtendedLifetime(interrupts) {} }
+        try await HarnessCleanup.shared.run { try await measure() }
+    }
+
+    func measure() async throws {
         let batches = quick ? 5 : 40
         let pullRows = quick ? 5_000 : 100_000
         let (small, large) = quick ? (1_000, 20_000) : (10_000, 1_000_000)

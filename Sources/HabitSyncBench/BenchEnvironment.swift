@@ -7,10 +7,14 @@ final class BenchEnvironment {
     let database: HarnessDatabase
     let server: ServerProcess
     private let workDirectory: URL
+    private let removeWorkDirectory: UUID
 
     init(databaseURL: String?, serverBinary: String, migrationsDirectory: String) async throws {
         workDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-bench-\(getpid())")
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+        // Registered first, so an interrupted run removes the folder after stopping what is in it.
+        let directory = workDirectory
+        removeWorkDirectory = HarnessCleanup.shared.register { try? FileManager.default.removeItem(at: directory) }
         database = try await HarnessDatabase(databaseURL: databaseURL, directory: workDirectory, migrationsDirectory: URL(fileURLWithPath: migrationsDirectory), durable: true)
         // Request logs go to a file, as in production: the server pays for them, the raw
         // ceiling does not, and that is part of what is measured.
@@ -34,5 +38,6 @@ final class BenchEnvironment {
         await server.stop()
         await database.close()
         try? FileManager.default.removeItem(at: workDirectory)
+        HarnessCleanup.shared.unregister(removeWorkDirectory)
     }
 }

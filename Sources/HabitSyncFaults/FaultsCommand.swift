@@ -1,5 +1,6 @@
 import ArgumentParser
 import FaultSuite
+import ServerHarness
 import Foundation
 
 /// `habitsync-faults`: kills, stops and signals real server processes and a real PostgreSQL
@@ -17,6 +18,12 @@ struct FaultsCommand: AsyncParsableCommand {
     @Flag(help: "The short form CI runs (fewer devices and batches).") var quick = false
 
     func run() async throws {
+        let interrupts = HarnessCleanup.handleInterrupts()
+        defer { withExtendedLifetime(interrupts) {} }
+        try await HarnessCleanup.shared.run { try await runScenarios() }
+    }
+
+    func runScenarios() async throws {
         let selected = try scenarios.isEmpty ? FaultSuite.Scenario.allCases : scenarios.map { name in
             guard let scenario = FaultSuite.Scenario(rawValue: name) else { throw ValidationError("unknown scenario '\(name)'") }
             return scenario

@@ -16,6 +16,7 @@ public final class HarnessDatabase {
     public let key: TenantKey
     private let cluster: EmbeddedPostgres?
     private let clusterPort: Int?
+    private let cleanup: UUID?
 
     public static let logger: Logger = {
         var logger = Logger(label: "habitsync-harness")
@@ -30,6 +31,7 @@ public final class HarnessDatabase {
             connectionString = databaseURL
             cluster = nil
             clusterPort = nil
+            cleanup = nil
         } else {
             let cluster = try EmbeddedPostgres(
                 configuration: .init(directory: directory.appendingPathComponent("postgres"), databaseName: "habitsync", durable: durable, maxConnections: maxConnections),
@@ -38,6 +40,7 @@ public final class HarnessDatabase {
             connectionString = running.connectionString
             clusterPort = running.port
             self.cluster = cluster
+            cleanup = HarnessCleanup.shared.register { cluster.stop(mode: .immediate) }
         }
         pool = PGPool(configuration: .init(connection: .init(connectionString: connectionString, applicationName: "habitsync-harness"), maximumConnections: 20), logger: Self.logger)
         try await MigrationRunner(pool: pool, directory: try MigrationDirectory(url: migrationsDirectory), logger: Self.logger).up()
@@ -68,5 +71,6 @@ public final class HarnessDatabase {
         pool.close()
         await pool.shutdownThreads()
         cluster?.stop()
+        if let cleanup { HarnessCleanup.shared.unregister(cleanup) }
     }
 }

@@ -17,6 +17,7 @@ public final class ServerProcess {
     private let extraArguments: [String]
     private var process: Process?
     private var starts = 0
+    private var cleanup: UUID?
 
     /// `extraArguments` are added to `serve --port … --database-url … --log-format json`.
     public init(binary: URL, databaseURL: String, logDirectory: URL, name: String = "server", port: Int = 0, extraArguments: [String] = []) {
@@ -47,6 +48,9 @@ public final class ServerProcess {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         self.process = process
+        let pid = process.processIdentifier
+        if let cleanup { HarnessCleanup.shared.unregister(cleanup) }
+        cleanup = HarnessCleanup.shared.register { kill(pid, SIGKILL) }
 
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
@@ -92,7 +96,10 @@ public final class ServerProcess {
         while process.isRunning && clock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
-        return process.isRunning ? nil : process.terminationStatus
+        if process.isRunning { return nil }
+        if let cleanup { HarnessCleanup.shared.unregister(cleanup) }
+        cleanup = nil
+        return process.terminationStatus
     }
 
     /// Whether the last exit was a signal rather than `exit(…)`.
