@@ -54,7 +54,7 @@ enum DatabaseOutage {
         let otherStatuses = attempts.compactMap(\.errorStatus).filter { $0 != 503 }
         let transportFailures = attempts.count(where: \.isTransportFailure)
         let firstServedAfter = attempts.filter { $0.isAcknowledged && $0.started >= backAt }.map(\.finished).min()
-        let recovery = firstServedAfter.map { ($0 - backAt).seconds }
+        let recovery = firstServedAfter.map { ($0 - backAt) / .seconds(1) }
         let probesDown = readiness.withLock { $0.filter { $0.at > stoppedAt + .seconds(1) && $0.at < backAt } }
         let readyAgain = readiness.withLock { $0.contains { $0.at > backAt && $0.status == 200 } }
 
@@ -84,7 +84,7 @@ enum DatabaseOutage {
         report.count("lost", lost)
         report.count("503 answers", unavailable.count)
         report.count("attempts during the outage", during.count)
-        report.note(String(format: "PostgreSQL was down %.1f s", (backAt - stoppedAt).seconds))
+        report.note(String(format: "PostgreSQL was down %.1f s", (backAt - stoppedAt) / .seconds(1)))
         return report
     }
 }

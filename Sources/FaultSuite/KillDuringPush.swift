@@ -66,7 +66,7 @@ enum KillDuringPush {
         report.count("lost", lost.count)
         report.count("committed but unacknowledged at the kill (completed by retry)", max(0, committedUnacknowledged))
         report.count("attempts refused while down", refused)
-        report.note(String(format: "server restarted %.1f s after the kill", (restartedAt - killedAt).seconds))
+        report.note(String(format: "server restarted %.1f s after the kill", (restartedAt - killedAt) / .seconds(1)))
         return report
     }
 }

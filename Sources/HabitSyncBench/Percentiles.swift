@@ -14,8 +14,3 @@ struct Percentiles: Codable {
         count = sorted.count
     }
 }
-
-extension Duration {
-    var milliseconds: Double { Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15 }
-    var seconds: Double { milliseconds / 1000 }
-}

@@ -49,7 +49,7 @@ enum Workloads {
             }
             try await group.waitForAll()
         }
-        return Double(workers * batches * size) / (clock.now - started).seconds
+        return Double(workers * batches * size) / ((clock.now - started) / .seconds(1))
     }
 
     static let rawPull = """
@@ -79,7 +79,7 @@ enum Workloads {
             }
             total += rows.count
         }
-        return Double(total) / (clock.now - started).seconds
+        return Double(total) / ((clock.now - started) / .seconds(1))
     }
 
     // MARK: - Seeding stored rows directly
@@ -158,14 +158,14 @@ enum Workloads {
                         let sent = clock.now
                         let status = try await client.push(body).status
                         guard status == 200 else { throw BenchError("push answered \(status)") }
-                        samples.append((clock.now - sent).milliseconds)
+                        samples.append((clock.now - sent) / .milliseconds(1))
                     }
                     return samples
                 }
             }
             return try await group.reduce(into: [Double]()) { $0 += $1 }
         }
-        let wall = (clock.now - started).seconds
+        let wall = (clock.now - started) / .seconds(1)
         return PushResult(devices: devices, recordsPerSecond: Double(devices * batches * 100) / wall, latencyMilliseconds: Percentiles(latencies))
     }
 
@@ -181,7 +181,7 @@ enum Workloads {
             cursor = page.cursor
             if !page.hasMore { break }
         }
-        return (total, Double(total) / (clock.now - started).seconds)
+        return (total, Double(total) / ((clock.now - started) / .seconds(1)))
     }
 
     /// A device that pushes 100 usage events, then times the pull of them from its cursor.
@@ -209,7 +209,7 @@ enum Workloads {
             let clock = ContinuousClock()
             let started = clock.now
             let page = try puller.page(cursor: cursor, limit: 500)
-            let elapsed = (clock.now - started).milliseconds
+            let elapsed = (clock.now - started) / .milliseconds(1)
             guard page.changes >= 100 else { throw BenchError("an incremental pull returned \(page.changes) changes, expected at least 100") }
             cursor = page.cursor
             return elapsed

@@ -26,7 +26,7 @@ struct MaintenanceCommand: AsyncParsableCommand {
             let duration = try ConfigurationValue.resolve(
                 flag: flag, flagName: name, environmentVariable: variable, default: Duration.seconds(defaultDays * 86_400),
                 rule: "must be a positive duration such as 90d, 12h or 30m", parse: ConfigurationValue.duration)
-            return duration.timeInterval
+            return duration / .seconds(1)
         }
 
         func run() async throws {

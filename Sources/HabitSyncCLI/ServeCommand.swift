@@ -97,7 +97,7 @@ struct ServeCommand: AsyncParsableCommand {
             flag: maxClockSkew, flagName: "max-clock-skew", environmentVariable: "HABITSYNC_MAX_CLOCK_SKEW", default: Duration.seconds(300),
             rule: "must be a positive duration such as 5m", parse: ConfigurationValue.duration)
         let limits = SyncLimits(maximumChanges: maxChanges, maximumBodyBytes: maxBytes,
-                                maximumClockSkewSeconds: skew.timeInterval)
+                                maximumClockSkewSeconds: skew / .seconds(1))
         return Settings(
             server: ServerConfiguration(host: host, port: port, statementTimeout: statementTimeout, limits: limits),
             migrate: migrate, poolSize: poolSize, drainTimeout: drainTimeout, requestRole: requestRole)

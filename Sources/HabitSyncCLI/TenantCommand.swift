@@ -111,7 +111,7 @@ struct TenantCommand: AsyncParsableCommand {
             if grace == "0" {
                 graceSeconds = 0
             } else if let duration = ConfigurationValue.duration(grace) {
-                graceSeconds = duration.timeInterval
+                graceSeconds = duration / .seconds(1)
             } else {
                 throw ValidationError("--grace '\(grace)': must be a duration such as 1h, 30m or 0")
             }

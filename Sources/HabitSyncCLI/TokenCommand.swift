@@ -26,7 +26,7 @@ struct TokenCommand: AsyncParsableCommand {
 
         func run() async throws {
             let duration = ConfigurationValue.duration(ttl)!
-            let seconds = duration.timeInterval
+            let seconds = duration / .seconds(1)
             let (tenantID, key) = try await common.withOwnerPool(logger: try common.makeQuietLogger(), applicationName: "habitsync-server token") { pool in
                 let store = TenantStore(pool: pool)
                 guard let found = try await store.find(tenant) else { throw StoreError(.tenantNotFound, "no tenant '\(tenant)'") }

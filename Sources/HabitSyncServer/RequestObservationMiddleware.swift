@@ -36,7 +36,7 @@ struct RequestObservationMiddleware: RouterMiddleware {
         metrics.recordRequest(method: request.method.rawValue, route: route, status: response.status.code, duration: duration)
         var fields: Logger.Metadata = [
             "method": .string(request.method.rawValue), "route": .string(route), "status": .stringConvertible(response.status.code),
-            "duration_ms": .string(String(format: "%.1f", Double(duration.nanoseconds) / 1_000_000)),
+            "duration_ms": .string(String(format: "%.1f", duration / .milliseconds(1))),
         ]
         if let tenant = context.observedTenant.tenant { fields["tenant"] = .string(tenant) }
         context.logger.info("request", metadata: fields)

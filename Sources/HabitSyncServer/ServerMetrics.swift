@@ -25,7 +25,7 @@ public final class ServerMetrics: Sendable {
         let labels = [("method", method), ("route", route), ("status", String(status))]
         registry.makeCounter(descriptor: Self.descriptor("http_requests", unit: "total", "HTTP requests by method, route and status."), labels: labels).increment()
         registry.makeDurationHistogram(descriptor: Self.descriptor("http_request_duration", unit: "seconds", "HTTP request latency by method, route and status."),
-                                       labels: labels, buckets: Self.latencyBuckets).recordNanoseconds(duration.nanoseconds)
+                                       labels: labels, buckets: Self.latencyBuckets).recordNanoseconds(Int64(duration / .nanoseconds(1)))
     }
 
     public func recordBatch(outcome: String) {
@@ -71,11 +71,5 @@ public final class ServerMetrics: Sendable {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return buffer
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
 }

@@ -105,7 +105,7 @@ public final class PGPool: Service, Sendable {
     ) async throws -> Result {
         var begin = "BEGIN ISOLATION LEVEL \(isolation.rawValue)" + (readOnly ? " READ ONLY" : "")
         if let statementTimeout {
-            let milliseconds = max(1, statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000)
+            let milliseconds = max(1, Int64(statementTimeout / .milliseconds(1)))
             begin += "; SET LOCAL statement_timeout = \(milliseconds)"
         }
         var attempt = 0

@@ -152,7 +152,7 @@ public struct MigrationRunner: Sendable {
     }
 
     private func milliseconds(_ duration: Duration) -> Int {
-        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+        Int(duration / .milliseconds(1))
     }
 
     // MARK: - Locking

@@ -38,7 +38,7 @@ import TestSupport
                                                                    record: ["habitId": habit.uuidString, "date": today.description, "progressCount": round % 2, "goalCount": 1])])
                     #expect(reply.status == 200)
                     let elapsed = clock.now - started
-                    samples.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+                    samples.append(elapsed / .milliseconds(1))
                 }
                 return samples.sorted()[samples.count / 2]
             }
