@@ -178,6 +178,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "ServerHarness",
                 "LibPQClient",
                 "Migrations",
                 "EmbeddedPostgres",
@@ -221,7 +222,7 @@ let package = Package(
         .testTarget(
             name: "SyncTests",
             dependencies: [
-                "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "TestSupport",
+                "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "ServerHarness", "TestSupport",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -236,7 +237,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "HabitSyncServer", "HabitSyncCLI", "habitsync-server", "LibPQClient", "TestSupport",
+                "HabitSyncServer", "HabitSyncCLI", "habitsync-server", "LibPQClient", "ServerHarness", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

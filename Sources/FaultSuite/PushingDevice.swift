@@ -27,7 +27,7 @@ struct PushingDevice: Sendable {
                 do {
                     let reply = try await client.push(batch.body)
                     if reply.status == 200 {
-                        let results = (reply.json()["results"] as? [[String: Any]] ?? []).map { $0["status"] as? String ?? "" }
+                        let results = ((try? reply.json())?["results"] as? [[String: Any]] ?? []).map { $0["status"] as? String ?? "" }
                         outcome = .acknowledged(results: results)
                     } else {
                         outcome = .status(reply.status, retryAfter: reply.header("Retry-After"))

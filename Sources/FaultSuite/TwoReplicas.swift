@@ -75,7 +75,7 @@ enum TwoReplicas {
                             })
                             if let reply = try? await client.push(body), reply.status == 200 {
                                 tally.pushes[d % 2] += 1
-                                for result in reply.json()["results"] as? [[String: Any]] ?? [] {
+                                for result in (try? reply.json())?["results"] as? [[String: Any]] ?? [] {
                                     tally.results[result["status"] as? String ?? "?", default: 0] += 1
                                     if result["canonicalId"] != nil { tally.canonicalIDs += 1 }
                                 }
@@ -142,7 +142,7 @@ enum TwoReplicas {
         while true {
             pulls += 1
             guard let reply = try? await client.pull(cursor: state.cursor, limit: pageSize), reply.status == 200 else { return false }
-            if !state.apply(reply.json()) { return true }
+            if !state.apply((try? reply.json()) ?? [:]) { return true }
         }
     }
 

@@ -12,20 +12,6 @@ public final class DeviceClient: Sendable {
     public let device: String
     private let session: URLSession
 
-    public struct Reply: Sendable {
-        public let status: Int
-        public let headers: [String: String]
-        public let body: Data
-
-        public func header(_ name: String) -> String? {
-            headers.first { $0.key.lowercased() == name.lowercased() }?.value
-        }
-
-        public func json() -> [String: Any] {
-            ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:]
-        }
-    }
-
     public init(baseURL: String, token: String, device: String, timeout: TimeInterval = 120) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 1
@@ -36,7 +22,7 @@ public final class DeviceClient: Sendable {
         self.device = device
     }
 
-    public func push(_ body: Data) async throws -> Reply {
+    public func push(_ body: Data) async throws -> HTTPReply {
         var request = URLRequest(url: URL(string: baseURL + "/v1/sync/push")!)
         request.httpMethod = "POST"
         request.httpBody = body
@@ -45,23 +31,19 @@ public final class DeviceClient: Sendable {
         return try await send(request)
     }
 
-    public func pull(cursor: String?, limit: Int) async throws -> Reply {
+    public func pull(cursor: String?, limit: Int) async throws -> HTTPReply {
         var url = baseURL + "/v1/sync/pull?limit=\(limit)"
         if let cursor { url += "&cursor=\(cursor)" }
         return try await send(URLRequest(url: URL(string: url)!))
     }
 
-    public func get(_ path: String) async throws -> Reply {
+    public func get(_ path: String) async throws -> HTTPReply {
         try await send(URLRequest(url: URL(string: baseURL + path)!))
     }
 
-    private func send(_ request: URLRequest) async throws -> Reply {
+    private func send(_ request: URLRequest) async throws -> HTTPReply {
         var request = request
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        let (data, response) = try await session.data(for: request)
-        guard let http = response as? HTTPURLResponse else { throw HarnessError("not an HTTP response") }
-        var headers: [String: String] = [:]
-        for (key, value) in http.allHeaderFields { headers["\(key)"] = "\(value)" }
-        return Reply(status: http.statusCode, headers: headers, body: data)
+        return try await HTTPReply.fetch(request, on: session)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import HabitSyncServer
 import LibPQClient
 import Migrations
+import ServerHarness
 import Testing
 import TestSupport
 

@@ -1,4 +1,5 @@
 import Foundation
+import ServerHarness
 import Testing
 import TestSupport
 

@@ -2,6 +2,7 @@ import Foundation
 import HabitSyncDomain
 import HabitSyncStore
 import LibPQClient
+import ServerHarness
 import Testing
 import TestSupport
 

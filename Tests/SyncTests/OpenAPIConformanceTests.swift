@@ -1,5 +1,6 @@
 import Foundation
 import HabitSyncDomain
+import ServerHarness
 import Testing
 import TestSupport
 

@@ -3,6 +3,7 @@ import HabitSyncAuth
 import HabitSyncStore
 import LibPQClient
 import JWTKit
+import ServerHarness
 import Testing
 import TestSupport
 import _CryptoExtras

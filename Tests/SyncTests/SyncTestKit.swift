@@ -4,6 +4,7 @@ import HabitSyncDomain
 import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
+import ServerHarness
 import Testing
 import TestSupport
 
