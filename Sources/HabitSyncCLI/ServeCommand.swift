@@ -119,8 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
 
         let pool = PGPool(
             configuration: .init(
-                connection: PGConnectionConfiguration(
-                    connectionString: database.connectionString, role: settings.requestRole, sessionSettings: ServerConfiguration.requestSessionSettings),
+                connection: ServerConfiguration.requestConnection(connectionString: database.connectionString, role: settings.requestRole),
                 maximumConnections: settings.poolSize),
             logger: logger)
         let readiness = Readiness()

@@ -1,3 +1,5 @@
+import LibPQClient
+
 /// What `buildApplication` needs beyond its collaborators. Resolved from flags, environment
 /// and defaults by the CLI.
 public struct ServerConfiguration: Sendable {
@@ -8,6 +10,12 @@ public struct ServerConfiguration: Sendable {
     /// cheaper and be re-planned each time, while a generic one prunes at run time; push at 16
     /// devices went from 6,617-6,961 to 7,458-7,505 records/s (BENCHMARKS.md).
     public static let requestSessionSettings = ["max_parallel_workers_per_gather": "0", "jit": "off", "plan_cache_mode": "force_generic_plan"]
+
+    /// How the request pool connects: as `role`, with `requestSessionSettings`. `serve` and
+    /// the tests' servers both build their pool from this.
+    public static func requestConnection(connectionString: String, role: String?) -> PGConnectionConfiguration {
+        PGConnectionConfiguration(connectionString: connectionString, role: role, sessionSettings: requestSessionSettings)
+    }
 
     public var host: String
     /// 0 picks a free port (tests); the bound port is reported through `onServerRunning`.

@@ -15,7 +15,10 @@ public struct RunningServer: Sendable {
         database: TestDatabase, binaryHeadVersion: Int = 3, configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0),
         poolSize: Int = 4, _ body: (RunningServer) async throws -> T
     ) async throws -> T {
-        let pool = database.pool(size: poolSize, role: "habitsync_app")
+        let pool = PGPool(
+            configuration: .init(connection: ServerConfiguration.requestConnection(connectionString: database.connectionString, role: "habitsync_app"),
+                                 maximumConnections: poolSize),
+            logger: TestPostgres.logger)
         let readiness = Readiness()
         let metrics = ServerMetrics()
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
