@@ -140,6 +140,7 @@ let package = Package(
             dependencies: [
                 "LibPQClient", "EmbeddedPostgres", "Migrations", "HabitSyncAuth", "HabitSyncStore",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

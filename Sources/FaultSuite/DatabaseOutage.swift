@@ -37,12 +37,12 @@ enum DatabaseOutage {
         while log.acknowledgedCount < totalBatches / 6 && clock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        try environment.database.stopCluster()
+        try await environment.database.stopCluster()
         let stoppedAt = clock.now
         try await Task.sleep(for: scale.outage)
         // PostgreSQL accepts connections before pg_ctl returns: the outage ends when the start begins.
         let backAt = clock.now
-        try environment.database.startCluster()
+        try await environment.database.startCluster()
         let acknowledgedTotal = await load
         probing.store(false, ordering: .relaxed)
         await probes

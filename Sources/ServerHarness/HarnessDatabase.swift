@@ -5,6 +5,7 @@ import HabitSyncStore
 import LibPQClient
 import Logging
 import Migrations
+import NIOPosix
 
 /// The database a harness run (benchmark or fault suite) works on: `DATABASE_URL`, or a
 /// PostgreSQL cluster of the run's own; migrated, with one fresh tenant. Its pool connects as
@@ -36,7 +37,7 @@ public final class HarnessDatabase {
             let cluster = try EmbeddedPostgres(
                 configuration: .init(directory: directory.appendingPathComponent("postgres"), databaseName: "habitsync", durable: durable, maxConnections: maxConnections),
                 logger: Self.logger)
-            let running = try cluster.start()
+            let running = try await Self.blocking { try cluster.start() }
             connectionString = running.connectionString
             clusterPort = running.port
             self.cluster = cluster
@@ -54,15 +55,15 @@ public final class HarnessDatabase {
     }
 
     /// Stops the run's own cluster (`pg_ctl stop -m fast`: sessions are cut, as in an outage).
-    public func stopCluster() throws {
+    public func stopCluster() async throws {
         guard let cluster else { throw HarnessError("the database outage needs a cluster of the run's own; unset DATABASE_URL") }
-        cluster.stop(mode: .fast)
+        try await Self.blocking { cluster.stop(mode: .fast) }
     }
 
     /// Starts the run's own cluster again, on the port it had.
-    public func startCluster() throws {
-        guard let cluster else { throw HarnessError("the database outage needs a cluster of the run's own; unset DATABASE_URL") }
-        _ = try cluster.start(port: clusterPort)
+    public func startCluster() async throws {
+        guard let cluster, let clusterPort else { throw HarnessError("the database outage needs a cluster of the run's own; unset DATABASE_URL") }
+        _ = try await Self.blocking { try cluster.start(port: clusterPort) }
     }
 
     public var ownsCluster: Bool { cluster != nil }
@@ -70,7 +71,13 @@ public final class HarnessDatabase {
     public func close() async {
         pool.close()
         await pool.shutdownThreads()
-        cluster?.stop()
+        if let cluster { try? await Self.blocking { cluster.stop() } }
         if let cleanup { HarnessCleanup.shared.unregister(cleanup) }
+    }
+
+    /// pg_ctl waits for PostgreSQL: that runs on NIO's blocking pool, as the libpq client's
+    /// calls do, not on the two threads that also run the scenario's load.
+    private static func blocking<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+        try await NIOThreadPool.singleton.runIfActive(work)
     }
 }
