@@ -231,6 +231,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "BenchTests",
+            dependencies: ["habitsync-bench", "habitsync-server", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "FaultTests",
             dependencies: ["FaultSuite", "habitsync-server", "habitsync-faults", "TestSupport"],
             swiftSettings: strictSettings

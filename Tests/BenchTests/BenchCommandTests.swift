@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `habitsync-bench --quick` on the debug build: the command keeps working end to end (its own
+/// cluster, the server as a child process, every workload) and writes every figure. The
+/// figures themselves are not judged here: tests never depend on wall-clock time.
+@Suite struct BenchCommandTests {
+    static var benchBinary: URL { HabitSyncBinary.url.deletingLastPathComponent().appendingPathComponent("habitsync-bench") }
+
+    @Test func theQuickRunMeasuresEveryWorkloadAndWritesTheJSON() throws {
+        let directory = try makeTemporaryDirectory("habitsync-bench-test")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("latest.json")
+        let process = Process()
+        process.executableURL = Self.benchBinary
+        process.arguments = ["--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path,
+                             "--output", output.path, "--quick"]
+        let table = directory.appendingPathComponent("table.txt")
+        FileManager.default.createFile(atPath: table.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: table)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+
+        let printed = try String(contentsOf: table, encoding: .utf8)
+        #expect(printed.contains("| measurement | end to end | raw ceiling | ratio | target |"))
+        let results = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: output)) as? [String: Any])
+        let raw = try #require(results["rawUpsertRecordsPerSecond"] as? [String: Double])
+        #expect(Set(raw.keys) == ["1", "4", "16"] && raw.values.allSatisfy { $0 > 0 })
+        let push = try #require(results["push"] as? [[String: Any]])
+        #expect(push.compactMap { $0["devices"] as? Int } == [1, 4, 16])
+        for run in push {
+            #expect((run["recordsPerSecond"] as? Double ?? 0) > 0)
+            let latency = run["latencyMilliseconds"] as? [String: Any] ?? [:]
+            #expect((latency["count"] as? Int ?? 0) > 0 && (latency["p50"] as? Double ?? 0) > 0)
+        }
+        #expect(results["initialSyncRecords"] as? Int == 5_000, "the quick run seeds 5,000 records and must pull every one")
+        #expect((results["initialSyncRecordsPerSecond"] as? Double ?? 0) > 0 && (results["rawPullRecordsPerSecond"] as? Double ?? 0) > 0)
+        for key in ["incrementalPullMilliseconds", "pullLatencySmallMilliseconds", "pullLatencyLargeMilliseconds"] {
+            let latency = results[key] as? [String: Any] ?? [:]
+            #expect((latency["count"] as? Int ?? 0) > 0, "\(key)")
+        }
+        #expect((results["serverPeakRSSMiB"] as? Double ?? 0) > 0)
+    }
+}
