@@ -9,7 +9,10 @@ import Glibc
 /// balancer) find it again.
 public final class ServerProcess {
     public let binary: URL
-    public let databaseURL: String
+    /// Nil: no DATABASE_URL at all, so the server runs its embedded database (under
+    /// `workingDirectory`).
+    public let databaseURL: String?
+    public let workingDirectory: URL?
     public let name: String
     public private(set) var port: Int
     public private(set) var logFile: URL
@@ -20,9 +23,11 @@ public final class ServerProcess {
     private var cleanup: UUID?
 
     /// `extraArguments` are added to `serve --port … --database-url … --log-format json`.
-    public init(binary: URL, databaseURL: String, logDirectory: URL, name: String = "server", port: Int = 0, extraArguments: [String] = []) {
+    public init(binary: URL, databaseURL: String?, logDirectory: URL, name: String = "server", port: Int = 0,
+                workingDirectory: URL? = nil, extraArguments: [String] = []) {
         self.binary = binary
         self.databaseURL = databaseURL
+        self.workingDirectory = workingDirectory
         self.logDirectory = logDirectory
         self.name = name
         self.port = port
@@ -42,7 +47,11 @@ public final class ServerProcess {
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["serve", "--port", String(port), "--database-url", databaseURL, "--log-format", "json"] + extraArguments
+        process.arguments = ["serve", "--port", String(port)] + (databaseURL.map { ["--database-url", $0] } ?? []) + ["--log-format", "json"] + extraArguments
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "DATABASE_URL")
+        process.environment = environment
+        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: logFile)
         process.standardInput = FileHandle.nullDevice

@@ -11,33 +11,11 @@ import TestSupport
     @Test func servesOnTheEmbeddedDatabaseAndExitsZeroOnSIGTERM() async throws {
         let workDirectory = try makeTemporaryDirectory("habitsync-serve")
         defer { try? FileManager.default.removeItem(at: workDirectory) }
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--port", "0", "--migrations-dir", TestPostgres.migrationsDirectory.path, "--drain-timeout", "10s", "--log-format", "json"]
-        process.currentDirectoryURL = workDirectory
-        var environment = ProcessInfo.processInfo.environment
-        environment.removeValue(forKey: "DATABASE_URL")
-        process.environment = environment
-        let logFile = workDirectory.appendingPathComponent("server.log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let log = try FileHandle(forWritingTo: logFile)
-        process.standardError = log
-        process.standardOutput = log
-        try process.run()
-
-        // The bound port is in the "serving" log line.
-        var port: Int?
-        for _ in 0..<600 where port == nil {
-            try await Task.sleep(for: .milliseconds(100))
-            let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
-            for line in text.split(separator: "\n") where line.contains("\"msg\":\"serving\"") {
-                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-                port = (object?["port"] as? String).flatMap(Int.init)
-            }
-            if !process.isRunning { break }
-        }
-        let serverLog = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
-        let boundPort = try #require(port, "the server did not report serving:\n\(serverLog)")
+        let server = ServerProcess(
+            binary: Self.binary, databaseURL: nil, logDirectory: workDirectory, workingDirectory: workDirectory,
+            extraArguments: ["--migrations-dir", TestPostgres.migrationsDirectory.path, "--drain-timeout", "10s"])
+        try await server.start()
+        let boundPort = server.port
 
         let ready = try await TestHTTP.request("GET", "http://127.0.0.1:\(boundPort)/readyz")
         #expect(ready.status == 200)
@@ -57,15 +35,13 @@ import TestSupport
 
         let clock = ContinuousClock()
         let signalled = clock.now
-        kill(process.processIdentifier, SIGTERM)
-        while process.isRunning && clock.now - signalled < .seconds(20) {
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        #expect(!process.isRunning, "still running 20 s after SIGTERM")
-        #expect(process.terminationStatus == 0)
+        server.send(SIGTERM)
+        let status = await server.waitForExit(timeout: .seconds(20))
+        #expect(status != nil, "still running 20 s after SIGTERM")
+        #expect(status == 0 && !server.wasKilledBySignal)
         #expect(clock.now - signalled < .seconds(12), "exited within the drain deadline")
         #expect(!FileManager.default.fileExists(atPath: pidFile.path), "the embedded database was stopped")
-        let finalLog = try String(contentsOf: logFile, encoding: .utf8)
+        let finalLog = try String(contentsOf: server.logFile, encoding: .utf8)
         #expect(finalLog.contains("\"msg\":\"stopped\""))
         // Logs carry the tenant and route of each request, and no secrets or tokens.
         #expect(finalLog.contains("\"tenant\":\"\(tenant)\""))
