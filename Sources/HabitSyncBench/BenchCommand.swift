@@ -17,6 +17,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("migrations-dir")) var migrationsDirectory = "migrations"
     @Option(help: "Where the JSON results go.") var output = "benchmark-results/latest.json"
     @Flag(help: "Small sizes, for a smoke run (figures are not meaningful).") var quick = false
+    @Option(parsing: .upToNextOption, help: "How many concurrent devices each push run has.") var devices: [Int] = [1, 4, 16]
 
     struct Results: Codable {
         var date = ISO8601DateFormatter().string(from: Date())
@@ -49,10 +50,10 @@ struct BenchCommand: AsyncParsableCommand {
         results.commit = (try? String(contentsOfFile: ".git/HEAD", encoding: .utf8)).map(Self.resolveCommit) ?? ""
         do {
             log("raw upsert ceiling…")
-            for workers in [1, 4, 16] {
+            for workers in devices {
                 results.rawUpsertRecordsPerSecond[String(workers)] = try await Workloads.rawUpsert(environment.database.pool, workers: workers, batches: batches, size: 100)
             }
-            for devices in [1, 4, 16] {
+            for devices in self.devices {
                 log("push with \(devices) device(s)…")
                 results.push.append(try await Workloads.push(environment, devices: devices, batches: batches))
             }
