@@ -10,22 +10,33 @@ struct PullPage {
     /// without decoding the records: decoding them is the device's work, not the server's, and
     /// a full parse took this client about as long as the server took to produce the page.
     init(scanning body: Data) throws {
-        guard body.starts(with: Data(#"{"changes":["#.utf8)) else { throw BenchError("a pull page does not start with its changes") }
-        let marker = Data(#"{"collection":""#.utf8)
+        let bytes = [UInt8](body)
+        guard bytes.starts(with: Array(#"{"changes":["#.utf8)) else { throw BenchError("a pull page does not start with its changes") }
+        let marker = Array(#"{"collection":""#.utf8)
         var count = 0
-        var searched = body.startIndex..<body.endIndex
-        while let found = body.range(of: marker, in: searched) {
+        var index = 0
+        while let found = Self.find(marker, in: bytes, from: index) {
             count += 1
-            searched = found.upperBound..<body.endIndex
+            index = found + marker.count
         }
         changes = count
-        let tail = String(decoding: body.suffix(200), as: UTF8.self)
+        let tail = String(decoding: bytes.suffix(200), as: UTF8.self)
         hasMore = tail.contains(#""hasMore":true"#)
         if let range = tail.range(of: #""cursor":""#), let end = tail[range.upperBound...].firstIndex(of: "\"") {
             cursor = String(tail[range.upperBound..<end])
         } else {
             cursor = nil
         }
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard needle.count <= haystack.count, start <= haystack.count - needle.count else { return nil }
+        var index = start
+        while index <= haystack.count - needle.count {
+            if haystack[index] == needle[0] && haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
+            index += 1
+        }
+        return nil
     }
 }
 
