@@ -79,7 +79,8 @@ public final class PGConnection: Sendable {
     /// PostgreSQL's work under load.
     @discardableResult
     public func query(_ query: PGQuery) async throws -> PGResult {
-        try await onThreadPoolWithHandle { handle, pointer in try Self.executePrepared(query, handle: handle, on: pointer) }
+        try Self.refuseNULInText(query.binds)
+        return try await onThreadPoolWithHandle { handle, pointer in try Self.executePrepared(query, handle: handle, on: pointer) }
     }
 
     /// Runs SQL text through the simple query protocol: several statements separated by `;`,
@@ -98,6 +99,7 @@ public final class PGConnection: Sendable {
     /// the first failure aborts the rest and is thrown.
     public func pipeline(_ queries: [PGQuery]) async throws -> [PGResult] {
         if queries.isEmpty { return [] }
+        for query in queries { try Self.refuseNULInText(query.binds) }
         return try await onThreadPool { pointer in
             guard PQenterPipelineMode(pointer) == 1 else { throw Self.connectionError(pointer) }
             defer { PQexitPipelineMode(pointer) }
@@ -235,6 +237,19 @@ public final class PGConnection: Sendable {
         guard let result else { throw connectionError(pointer) }
         defer { PQclear(result) }
         return try copy(result, pointer)
+    }
+
+    /// libpq reads text-format parameters as C strings, so a NUL byte would silently cut the
+    /// value short (`"alice\0x"` would be sent as `"alice"`). PostgreSQL's text cannot hold
+    /// NUL anyway: refuse such a parameter with the SQLSTATE the server uses for it, before
+    /// anything is sent.
+    static func refuseNULInText(_ binds: [PGBind]) throws {
+        for (index, bind) in binds.enumerated() where !bind.isBinary {
+            if let bytes = bind.bytes, bytes.contains(0) {
+                throw PGError(kind: .client, sqlState: .characterNotInRepertoire,
+                              message: "parameter $\(index + 1) contains a NUL character, which text cannot hold")
+            }
+        }
     }
 
     /// Lays the parameters out in one buffer (each value NUL-terminated, as libpq reads text

@@ -49,6 +49,14 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
             || state.code == "57P02"
     }
 
+    /// True when PostgreSQL refused the data itself (SQLSTATE class 22 data exception, 23
+    /// integrity constraint violation, 54 program limit exceeded such as an index row too
+    /// large): retrying the same statement with the same values fails again.
+    public var isDataError: Bool {
+        guard let state = sqlState else { return false }
+        return ["22", "23", "54"].contains(state.errorClass)
+    }
+
     public var description: String {
         var text = "PostgreSQL \(kind.rawValue) error"
         if let sqlState { text += " \(sqlState)" }

@@ -12,12 +12,23 @@ public final class PGPool: Service, Sendable {
     public struct Configuration: Sendable {
         public var connection: PGConnectionConfiguration
         public var maximumConnections: Int
+        /// How long a lease waits for a busy pool before it fails with `LeaseTimeout`; nil
+        /// waits as long as it takes (admin commands).
+        public var leaseTimeout: Duration?
 
-        public init(connection: PGConnectionConfiguration, maximumConnections: Int = 10) {
+        public init(connection: PGConnectionConfiguration, maximumConnections: Int = 10, leaseTimeout: Duration? = nil) {
+            // A programming error, not input: every caller validates the configured size (1–500).
             precondition(maximumConnections > 0, "a pool needs at least one connection")
             self.connection = connection
             self.maximumConnections = maximumConnections
+            self.leaseTimeout = leaseTimeout
         }
+    }
+
+    /// A lease waited `leaseTimeout` for a connection and got none.
+    public struct LeaseTimeout: Error, Sendable, CustomStringConvertible {
+        public let waited: Duration
+        public var description: String { "no database connection became free within \(waited)" }
     }
 
     /// Counts for the `/metrics` gauges.
@@ -229,7 +240,8 @@ public final class PGPool: Service, Sendable {
                 switch decision {
                 case .grant(let grant): continuation.resume(returning: grant)
                 case .closed: continuation.resume(throwing: PGError.client("the connection pool is closed"))
-                case .wait: break
+                case .wait(let id):
+                    if let timeout = configuration.leaseTimeout { expire(waiter: id, after: timeout) }
                 }
             }
         } onCancel: {
@@ -238,6 +250,18 @@ public final class PGPool: Service, Sendable {
                 return state.waiters.remove(at: index)
             }
             waiter?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Fails waiter `id` with `LeaseTimeout` if it is still waiting after `timeout`.
+    private func expire(waiter id: UInt64, after timeout: Duration) {
+        Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            let waiter = self?.state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: LeaseTimeout(waited: timeout))
         }
     }
 

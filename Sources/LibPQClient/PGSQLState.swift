@@ -26,6 +26,8 @@ public struct PGSQLState: Hashable, Sendable, CustomStringConvertible {
     public static let lockNotAvailable = PGSQLState("55P03")
     public static let serializationFailure = PGSQLState("40001")
     public static let deadlockDetected = PGSQLState("40P01")
+    public static let characterNotInRepertoire = PGSQLState("22021")
+    public static let untranslatableCharacter = PGSQLState("22P05")
     public static let invalidTextRepresentation = PGSQLState("22P02")
     public static let invalidDatetimeFormat = PGSQLState("22007")
     public static let datetimeFieldOverflow = PGSQLState("22008")
