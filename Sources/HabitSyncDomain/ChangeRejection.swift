@@ -9,6 +9,10 @@ public struct ChangeRejection: Error, Sendable, Equatable {
         case immutableRecord = "immutable_record"
         case invalidTransition = "invalid_transition"
         case derivedCollection = "derived_collection"
+        case timestampInFuture = "timestamp_in_future"
+        /// PostgreSQL refused the change although it passed validation (a rule the server
+        /// does not know yet, or a bug): the rest of the batch is stored all the same.
+        case refusedByDatabase = "refused_by_database"
     }
 
     public let code: Code

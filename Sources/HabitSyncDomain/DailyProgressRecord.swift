@@ -13,23 +13,21 @@ public struct DailyProgressRecord: Sendable, Equatable {
     public var skipReason: String?
     public var skipNote: String?
 
-    public init(_ fields: [String: JSONValue]) throws(ChangeRejection) {
-        var reader = FieldReader(fields)
+    public init(_ fields: [String: JSONValue], context: ValidationContext) throws(ChangeRejection) {
+        var reader = FieldReader(fields, context: context)
         habitId = try reader.required("habitId", try reader.uuid("habitId"))
         date = try reader.required("date", try reader.localDate("date"))
         progressCount = try reader.required("progressCount", try reader.integer("progressCount", range: 0...Int.max))
         goalCount = try reader.required("goalCount", try reader.integer("goalCount", range: 1...Int.max))
         var timestamps: [Date] = []
         for (index, item) in (try reader.array("timestamps", maxCount: 1000) ?? []).enumerated() {
-            guard case .string(let text) = item, let date = WireTime.parse(text) else {
-                throw reader.element("timestamps", index, "must be an RFC 3339 timestamp")
-            }
-            timestamps.append(date)
+            guard case .string(let text) = item else { throw reader.element("timestamps", index, "must be an RFC 3339 timestamp") }
+            timestamps.append(try reader.parseTimestamp("timestamps[\(index)]", text, event: true))
         }
         self.timestamps = timestamps
         difficulty = try reader.integer("difficulty", range: 1...5)
         skipReason = try reader.oneOf("skipReason", Self.skipReasons)
-        skipNote = try reader.string("skipNote", length: 0...500)
+        skipNote = try reader.string("skipNote", length: 0...500, paragraphs: true)
         try reader.finish()
     }
 }

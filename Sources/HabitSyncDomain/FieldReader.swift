@@ -5,10 +5,12 @@ import Foundation
 struct FieldReader {
     private let fields: [String: JSONValue]
     private let prefix: String
+    let context: ValidationContext
     private var seen: Set<String> = []
 
-    init(_ fields: [String: JSONValue], prefix: String = "") {
+    init(_ fields: [String: JSONValue], context: ValidationContext, prefix: String = "") {
         self.fields = fields
+        self.context = context
         self.prefix = prefix
     }
 
@@ -34,22 +36,31 @@ struct FieldReader {
         return value
     }
 
-    mutating func string(_ name: String, length: ClosedRange<Int>? = nil, trimmed: Bool = false) throws(ChangeRejection) -> String? {
+    /// A string field. Control characters are refused (`paragraphs` lets line feeds and tabs
+    /// through); `length` counts Unicode scalars as `char_length` does, after removing leading
+    /// and trailing spaces when `trimmed`, as `btrim` does (see `TextRules`).
+    mutating func string(_ name: String, length: ClosedRange<Int>? = nil, trimmed: Bool = false, paragraphs: Bool = false) throws(ChangeRejection) -> String? {
         guard let value = value(name) else { return nil }
         guard case .string(let text) = value else { throw wrongType(name, "a string", value) }
+        try checkText(name, text, paragraphs: paragraphs)
         if let length {
-            // Counted in Unicode scalars, as PostgreSQL's char_length counts.
-            let measured = trimmed ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
-            guard length.contains(measured.unicodeScalars.count) else {
-                throw invalid(name, "must be \(length.lowerBound)–\(length.upperBound) characters\(trimmed ? " after trimming" : ""), got \(measured.unicodeScalars.count)")
+            let measured = trimmed ? TextRules.trimmingSpaces(text).count : TextRules.length(text)
+            guard length.contains(measured) else {
+                throw invalid(name, "must be \(length.lowerBound)–\(length.upperBound) characters\(trimmed ? " without leading and trailing spaces" : ""), got \(measured)")
             }
         }
         return text
     }
 
+    func checkText(_ name: String, _ text: String, paragraphs: Bool = false) throws(ChangeRejection) {
+        if let (scalar, offset) = TextRules.firstControlCharacter(in: text, allowingParagraphs: paragraphs) {
+            throw invalid(name, "must not contain control characters (\(TextRules.codePoint(scalar)) at character \(offset + 1))")
+        }
+    }
+
     mutating func oneOf(_ name: String, _ allowed: [String]) throws(ChangeRejection) -> String? {
         guard let text = try string(name) else { return nil }
-        guard allowed.contains(text) else { throw invalid(name, "must be one of \(allowed.joined(separator: ", ")), not '\(text)'") }
+        guard allowed.contains(text) else { throw invalid(name, "must be one of \(allowed.joined(separator: ", ")), not '\(String(text.unicodeScalars.prefix(100)))'") }
         return text
     }
 
@@ -76,17 +87,30 @@ struct FieldReader {
         return flag
     }
 
-    mutating func timestamp(_ name: String) throws(ChangeRejection) -> Date? {
+    /// A timestamp in years `LocalDate.recordYears`. An `event` time (when something
+    /// happened) may not lie further ahead than the allowed clock skew.
+    mutating func timestamp(_ name: String, event: Bool = false) throws(ChangeRejection) -> Date? {
         guard let value = value(name) else { return nil }
         guard case .string(let text) = value else { throw wrongType(name, "an RFC 3339 timestamp string", value) }
-        guard let date = WireTime.parse(text) else { throw invalid(name, "must be an RFC 3339 timestamp with an offset, such as 2026-11-20T08:15:30.123Z, not '\(text)'") }
+        return try parseTimestamp(name, text, event: event)
+    }
+
+    func parseTimestamp(_ name: String, _ text: String, event: Bool) throws(ChangeRejection) -> Date {
+        guard let date = WireTime.parse(text, years: LocalDate.recordYears) else {
+            throw invalid(name, "must be an RFC 3339 timestamp with an offset in years \(LocalDate.recordYears.lowerBound)–\(LocalDate.recordYears.upperBound), such as 2026-11-20T08:15:30.123Z, not '\(String(text.unicodeScalars.prefix(40)))'")
+        }
+        if event, date > context.latestAcceptedTime {
+            throw ChangeRejection(.timestampInFuture, field: path(name), "\(path(name)) is \(WireTime.format(date)), later than the server's clock allows (now \(WireTime.format(context.now)) plus \(Int(context.maximumSkew)) s); check the device's clock")
+        }
         return date
     }
 
     mutating func localDate(_ name: String) throws(ChangeRejection) -> LocalDate? {
         guard let value = value(name) else { return nil }
         guard case .string(let text) = value else { throw wrongType(name, "a yyyy-MM-dd date string", value) }
-        guard let date = LocalDate(text) else { throw invalid(name, "must be a real calendar date yyyy-MM-dd, not '\(text)'") }
+        guard let date = LocalDate(text, years: LocalDate.recordYears) else {
+            throw invalid(name, "must be a real calendar date yyyy-MM-dd in years \(LocalDate.recordYears.lowerBound)–\(LocalDate.recordYears.upperBound), not '\(String(text.unicodeScalars.prefix(40)))'")
+        }
         return date
     }
 
@@ -118,7 +142,8 @@ struct FieldReader {
     /// Throws for the first field (alphabetically) that no rule read.
     func finish() throws(ChangeRejection) {
         if let unknown = fields.keys.filter({ !seen.contains($0) }).sorted().first {
-            throw ChangeRejection(.unknownField, field: path(unknown), "\(path(unknown)) is not a field of this collection")
+            let name = TextRules.storable(String(unknown.unicodeScalars.prefix(100)))
+            throw ChangeRejection(.unknownField, field: path(name), "\(path(name)) is not a field of this collection")
         }
     }
 

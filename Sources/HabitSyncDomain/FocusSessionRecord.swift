@@ -14,10 +14,10 @@ public struct FocusSessionRecord: Sendable, Equatable {
     public var isRunning: Bool { state == "active" || state == "paused" }
     public static func isTerminal(_ state: String) -> Bool { state == "completed" || state == "abandoned" }
 
-    public init(_ fields: [String: JSONValue]) throws(ChangeRejection) {
-        var reader = FieldReader(fields)
-        startTime = try reader.required("startTime", try reader.timestamp("startTime"))
-        endTime = try reader.timestamp("endTime")
+    public init(_ fields: [String: JSONValue], context: ValidationContext) throws(ChangeRejection) {
+        var reader = FieldReader(fields, context: context)
+        startTime = try reader.required("startTime", try reader.timestamp("startTime", event: true))
+        endTime = try reader.timestamp("endTime", event: true)
         state = try reader.required("state", try reader.oneOf("state", Self.states))
         duration = try reader.required("duration", try reader.number("duration", range: 0...1500))
         pausedDuration = try reader.number("pausedDuration", range: 0...Double.greatestFiniteMagnitude) ?? 0

@@ -17,19 +17,19 @@ public struct HabitRecord: Sendable, Equatable {
     /// Nil: the server time of the first write.
     public var createdAt: Date?
 
-    public init(_ fields: [String: JSONValue]) throws(ChangeRejection) {
-        var reader = FieldReader(fields)
+    public init(_ fields: [String: JSONValue], context: ValidationContext) throws(ChangeRejection) {
+        var reader = FieldReader(fields, context: context)
         name = try reader.required("name", try reader.string("name", length: 1...200, trimmed: true))
-        habitDescription = try reader.string("habitDescription", length: 0...2000) ?? ""
+        habitDescription = try reader.string("habitDescription", length: 0...2000, paragraphs: true) ?? ""
         icon = try reader.string("icon", length: 0...100) ?? ""
         color = try reader.string("color")
-        if let color, color.range(of: "^#[0-9A-Fa-f]{6}([0-9A-Fa-f]{2})?$", options: .regularExpression) == nil {
-            throw reader.fail("color", "must be #RRGGBB or #RRGGBBAA, not '\(color)'")
+        if let color, !TextRules.isColor(color) {
+            throw reader.fail("color", "must be #RRGGBB or #RRGGBBAA, not '\(TextRules.quoted(color))'")
         }
         habitType = try reader.required("habitType", try reader.oneOf("habitType", ["formation", "breaking"]))
         goalCount = try reader.required("goalCount", try reader.integer("goalCount", range: 1...Int.max))
         goalUnit = try reader.required("goalUnit", try reader.string("goalUnit", length: 1...50))
-        schedule = try HabitSchedule.read(try reader.required("schedule", try reader.object("schedule")))
+        schedule = try HabitSchedule.read(try reader.required("schedule", try reader.object("schedule")), context: context)
         baselineCount = try reader.integer("baselineCount", range: 0...Int.max)
         baselineUnit = try reader.string("baselineUnit", length: 0...50)
         startDate = try reader.required("startDate", try reader.localDate("startDate"))

@@ -28,8 +28,8 @@ public enum HabitSchedule: Sendable, Equatable {
         return nil
     }
 
-    static func read(_ fields: [String: JSONValue]) throws(ChangeRejection) -> HabitSchedule {
-        var reader = FieldReader(fields, prefix: "schedule.")
+    static func read(_ fields: [String: JSONValue], context: ValidationContext) throws(ChangeRejection) -> HabitSchedule {
+        var reader = FieldReader(fields, context: context, prefix: "schedule.")
         let type = try reader.required("type", try reader.oneOf("type", ["daily", "everyNDays", "specificWeekdays", "frequencyWeekly", "frequencyMonthly"]))
         let schedule: HabitSchedule
         switch type {

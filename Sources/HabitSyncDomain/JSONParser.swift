@@ -6,14 +6,43 @@ import Foundation
 public struct JSONParser {
     public struct SyntaxError: Error, Equatable {
         public let offset: Int
+        /// Set when the text is valid so far but exceeds `Limits`: the document is refused
+        /// before its tree can grow to many times the body's size.
+        public var limit: String? = nil
+    }
+
+    /// Bounds on the tree a document may build. Every push field fits well inside them (a
+    /// batch holds at most 10,000 changes, a record's arrays at most 1,000 items); a body
+    /// of 8 MiB of `[0,0,0,…]` would otherwise become four million values.
+    public struct Limits: Sendable {
+        public var depth = 64
+        public var arrayItems = 10_000
+        public var objectFields = 1_000
+        public var values = 250_000
+        public init() {}
+
+        /// For files an administrator hands to a command (a legacy export): no request budget.
+        public static var administrativeFile: Limits {
+            var limits = Limits()
+            limits.arrayItems = 10_000_000
+            limits.objectFields = 100_000
+            limits.values = 50_000_000
+            return limits
+        }
     }
 
     private let bytes: [UInt8]
+    private let limits: Limits
     private var index = 0
     private var depth = 0
+    private var values = 0
 
-    public static func parse(_ data: Data) throws(SyntaxError) -> JSONValue {
-        var parser = JSONParser(bytes: Array(data))
+    public static func parse(_ data: Data, limits: Limits = Limits()) throws(SyntaxError) -> JSONValue {
+        try parse(bytes: Array(data), limits: limits)
+    }
+
+    public static func parse(bytes: [UInt8], limits: Limits = Limits()) throws(SyntaxError) -> JSONValue {
+        var parser = JSONParser(bytes: bytes, limits: limits)
         parser.skipWhitespace()
         let value = try parser.value()
         parser.skipWhitespace()
@@ -21,9 +50,14 @@ public struct JSONParser {
         return value
     }
 
-    private init(bytes: [UInt8]) { self.bytes = bytes }
+    private init(bytes: [UInt8], limits: Limits) {
+        self.bytes = bytes
+        self.limits = limits
+    }
 
     private var error: SyntaxError { SyntaxError(offset: index) }
+
+    private func exceeded(_ what: String) -> SyntaxError { SyntaxError(offset: index, limit: what) }
 
     private mutating func skipWhitespace() {
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 { index += 1 }
@@ -31,6 +65,8 @@ public struct JSONParser {
 
     private mutating func value() throws(SyntaxError) -> JSONValue {
         guard index < bytes.count else { throw error }
+        values += 1
+        guard values <= limits.values else { throw exceeded("more than \(limits.values) JSON values in one document") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try object()
         case UInt8(ascii: "["): return try array()
@@ -50,7 +86,7 @@ public struct JSONParser {
 
     private mutating func object() throws(SyntaxError) -> JSONValue {
         depth += 1
-        guard depth <= 256 else { throw error }
+        guard depth <= limits.depth else { throw exceeded("nesting deeper than \(limits.depth) levels") }
         defer { depth -= 1 }
         index += 1
         var fields: [String: JSONValue] = [:]
@@ -65,6 +101,7 @@ public struct JSONParser {
             index += 1
             skipWhitespace()
             fields[key] = try value()
+            guard fields.count <= limits.objectFields else { throw exceeded("more than \(limits.objectFields) fields in one object") }
             skipWhitespace()
             guard index < bytes.count else { throw error }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -76,7 +113,7 @@ public struct JSONParser {
 
     private mutating func array() throws(SyntaxError) -> JSONValue {
         depth += 1
-        guard depth <= 256 else { throw error }
+        guard depth <= limits.depth else { throw exceeded("nesting deeper than \(limits.depth) levels") }
         defer { depth -= 1 }
         index += 1
         var items: [JSONValue] = []
@@ -85,6 +122,7 @@ public struct JSONParser {
         while true {
             skipWhitespace()
             items.append(try value())
+            guard items.count <= limits.arrayItems else { throw exceeded("more than \(limits.arrayItems) items in one array") }
             skipWhitespace()
             guard index < bytes.count else { throw error }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }

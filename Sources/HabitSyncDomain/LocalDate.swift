@@ -11,6 +11,27 @@ public struct LocalDate: Sendable, Hashable, Comparable, CustomStringConvertible
         self.day = day
     }
 
+    /// Any day of the proleptic Gregorian calendar, also outside years 1–9999: arithmetic on
+    /// dates (a day before 0001-01-01, after 9999-12-31) must never trap. Inputs are bounded
+    /// where they are parsed (`recordYears`, `queryYears`), not here.
+    public init(dayNumber: Int) {
+        let civil = Self.civilFromDays(dayNumber)
+        year = civil.year
+        month = civil.month
+        day = civil.day
+    }
+
+    /// Years a date or timestamp inside a record may have.
+    public static let recordYears: ClosedRange<Int> = 1970...9999
+    /// Years a query parameter (`/v1/stats/habits?from=&to=`) may have.
+    public static let queryYears: ClosedRange<Int> = 2000...2200
+
+    /// Parses `yyyy-MM-dd` and requires the year to lie in `years`.
+    public init?(_ text: String, years: ClosedRange<Int>) {
+        guard let date = LocalDate(text), years.contains(date.year) else { return nil }
+        self = date
+    }
+
     /// Parses exactly `yyyy-MM-dd`.
     public init?(_ text: String) {
         let bytes = Array(text.utf8)

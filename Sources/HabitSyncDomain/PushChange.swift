@@ -16,17 +16,18 @@ public struct PushChange: Sendable, Equatable {
 
     public static let changeFields: Set<String> = ["collection", "op", "id", "updatedAt", "record"]
 
-    /// Validates change `index` of a batch. `updatedAt` more than `maximumSkew` ahead of `now`
-    /// is clamped to `now`, so a device with a wrong clock cannot win every future conflict.
-    public static func validate(_ fields: [String: JSONValue], index: Int, now: Date, maximumSkew: TimeInterval) throws(ChangeRejection) -> PushChange {
+    /// Validates change `index` of a batch. `updatedAt` more than `context.maximumSkew` ahead of
+    /// `context.now` is clamped to `now`, so a device with a wrong clock cannot win every future conflict.
+    public static func validate(_ fields: [String: JSONValue], index: Int, context: ValidationContext) throws(ChangeRejection) -> PushChange {
         if let unknown = fields.keys.filter({ !changeFields.contains($0) }).sorted().first {
-            throw ChangeRejection(.unknownField, field: unknown, "\(unknown) is not a field of a change (collection, op, id, updatedAt, record)")
+            let name = TextRules.quoted(unknown)
+            throw ChangeRejection(.unknownField, field: name, "\(name) is not a field of a change (collection, op, id, updatedAt, record)")
         }
         guard case .string(let collectionName)? = fields["collection"] else {
             throw ChangeRejection(.invalidField, field: "collection", "collection must be a string")
         }
         guard let collection = SyncCollection(rawValue: collectionName) else {
-            throw ChangeRejection(.unknownCollection, field: "collection", "there is no collection '\(collectionName)'")
+            throw ChangeRejection(.unknownCollection, field: "collection", "there is no collection '\(TextRules.quoted(collectionName))'")
         }
         if collection.kind == .derived {
             throw ChangeRejection(.derivedCollection, field: "collection", "\(collectionName) is computed by the server and cannot be pushed")
@@ -37,15 +38,16 @@ public struct PushChange: Sendable, Equatable {
         guard case .string(let idText)? = fields["id"], let id = UUID(uuidString: idText) else {
             throw ChangeRejection(.invalidField, field: "id", "id must be a UUID")
         }
-        guard case .string(let updatedText)? = fields["updatedAt"], let sentAt = WireTime.parse(updatedText) else {
-            throw ChangeRejection(.invalidField, field: "updatedAt", "updatedAt must be an RFC 3339 timestamp with an offset, such as 2026-11-20T08:15:30.123Z")
+        guard case .string(let updatedText)? = fields["updatedAt"], let sentAt = WireTime.parse(updatedText, years: LocalDate.recordYears) else {
+            throw ChangeRejection(.invalidField, field: "updatedAt", "updatedAt must be an RFC 3339 timestamp with an offset in years \(LocalDate.recordYears.lowerBound)–\(LocalDate.recordYears.upperBound), such as 2026-11-20T08:15:30.123Z")
         }
-        let clamped = sentAt.timeIntervalSince(now) > maximumSkew
+        let now = context.now
+        let clamped = sentAt.timeIntervalSince(now) > context.maximumSkew
         let updatedAt = clamped ? Date(timeIntervalSince1970: Double(WireTime.milliseconds(now)) / 1000) : sentAt
         switch (op, fields["record"]) {
         case (.upsert, .object(let record)?):
             return PushChange(index: index, collection: collection, op: op, id: id, updatedAt: updatedAt, clamped: clamped,
-                              record: try ValidatedRecord.validate(collection, record), rawRecord: record)
+                              record: try ValidatedRecord.validate(collection, record, context: context), rawRecord: record)
         case (.upsert, _):
             throw ChangeRejection(.invalidField, field: "record", "an upsert needs a record object")
         case (.delete, nil), (.delete, .null?):

@@ -7,32 +7,42 @@ public struct PushRequest: Sendable {
     public let changes: [[String: JSONValue]]
 
     public static func parse(_ body: Data, maximumChanges: Int) throws(PushRequestError) -> PushRequest {
+        try parse(bytes: Array(body), maximumChanges: maximumChanges)
+    }
+
+    public static func parse(bytes body: [UInt8], maximumChanges: Int) throws(PushRequestError) -> PushRequest {
         let value: JSONValue
+        var limits = JSONParser.Limits()
+        limits.arrayItems = max(limits.arrayItems, maximumChanges)
         do {
-            value = try JSONParser.parse(body)
+            value = try JSONParser.parse(bytes: body, limits: limits)
         } catch {
-            throw PushRequestError(code: "malformed_json", field: nil, message: "the body is not valid JSON")
+            if let limit = error.limit {
+                throw PushRequestError(code: .tooLarge, field: nil, message: "the body holds \(limit); send fewer changes per batch")
+            }
+            throw PushRequestError(code: .malformedJSON, field: nil, message: "the body is not valid JSON (at byte \(error.offset))")
         }
         guard case .object(let envelope) = value else {
-            throw PushRequestError(code: "malformed_request", field: nil, message: "the body must be a JSON object with batchId and changes")
+            throw PushRequestError(code: .malformedRequest, field: nil, message: "the body must be a JSON object with batchId and changes")
         }
         if let unknown = envelope.keys.filter({ $0 != "batchId" && $0 != "changes" }).sorted().first {
-            throw PushRequestError(code: "unknown_field", field: unknown, message: "\(unknown) is not a field of a push request")
+            let name = TextRules.quoted(unknown)
+            throw PushRequestError(code: .unknownField, field: name, message: "\(name) is not a field of a push request")
         }
         guard case .string(let batchText)? = envelope["batchId"], let batchId = UUID(uuidString: batchText) else {
-            throw PushRequestError(code: "invalid_field", field: "batchId", message: "batchId must be a UUID")
+            throw PushRequestError(code: .invalidField, field: "batchId", message: "batchId must be a UUID")
         }
         guard case .array(let items)? = envelope["changes"] else {
-            throw PushRequestError(code: "invalid_field", field: "changes", message: "changes must be an array")
+            throw PushRequestError(code: .invalidField, field: "changes", message: "changes must be an array")
         }
         guard items.count <= maximumChanges else {
-            throw PushRequestError(code: "too_many_changes", field: "changes", message: "a batch holds at most \(maximumChanges) changes, got \(items.count); split it", status: 413)
+            throw PushRequestError(code: .tooManyChanges, field: "changes", message: "a batch holds at most \(maximumChanges) changes, got \(items.count); split it")
         }
         var changes: [[String: JSONValue]] = []
         changes.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
             guard case .object(let change) = item else {
-                throw PushRequestError(code: "invalid_field", field: "changes[\(index)]", message: "changes[\(index)] must be an object")
+                throw PushRequestError(code: .invalidField, field: "changes[\(index)]", message: "changes[\(index)] must be an object")
             }
             changes.append(change)
         }
@@ -40,10 +50,21 @@ public struct PushRequest: Sendable {
     }
 }
 
-/// Why a whole push request was refused (4xx, nothing applied).
+/// Why a whole push request was refused: nothing of it is applied. The HTTP layer maps each
+/// code to a status.
 public struct PushRequestError: Error, Sendable, Equatable {
-    public let code: String
+    public enum Code: String, Sendable {
+        case malformedJSON = "malformed_json"
+        case malformedRequest = "malformed_request"
+        case unknownField = "unknown_field"
+        case invalidField = "invalid_field"
+        /// More changes than the server takes in one batch.
+        case tooManyChanges = "too_many_changes"
+        /// A document whose tree would exceed the parser's limits.
+        case tooLarge = "too_large"
+    }
+
+    public let code: Code
     public let field: String?
     public let message: String
-    public var status: Int = 400
 }

@@ -8,12 +8,12 @@ public struct ReminderRecord: Sendable, Equatable {
     public var isActive: Bool
     public var notificationIdentifier: String?
 
-    public init(_ fields: [String: JSONValue]) throws(ChangeRejection) {
-        var reader = FieldReader(fields)
+    public init(_ fields: [String: JSONValue], context: ValidationContext) throws(ChangeRejection) {
+        var reader = FieldReader(fields, context: context)
         habitId = try reader.required("habitId", try reader.uuid("habitId"))
         time = try reader.required("time", try reader.string("time"))
-        if time.range(of: "^([01][0-9]|2[0-3]):[0-5][0-9]$", options: .regularExpression) == nil {
-            throw reader.fail("time", "must be HH:mm (00:00–23:59), not '\(time)'")
+        if !TextRules.isTimeOfDay(time) {
+            throw reader.fail("time", "must be HH:mm (00:00–23:59), not '\(TextRules.quoted(time))'")
         }
         isActive = try reader.bool("isActive") ?? true
         notificationIdentifier = try reader.string("notificationIdentifier", length: 0...200)

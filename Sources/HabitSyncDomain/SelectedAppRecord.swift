@@ -9,13 +9,13 @@ public struct SelectedAppRecord: Sendable, Equatable {
     public var dateAdded: Date
     public var orderIndex: Int
 
-    public init(_ fields: [String: JSONValue]) throws(ChangeRejection) {
-        var reader = FieldReader(fields)
+    public init(_ fields: [String: JSONValue], context: ValidationContext) throws(ChangeRejection) {
+        var reader = FieldReader(fields, context: context)
         appName = try reader.required("appName", try reader.string("appName", length: 1...200, trimmed: true))
         iconName = try reader.required("iconName", try reader.string("iconName", length: 1...200))
         urlScheme = try reader.required("urlScheme", try reader.string("urlScheme", length: 1...500))
-        if urlScheme.range(of: "^[A-Za-z][A-Za-z0-9+.-]*://[^[:space:]]*$", options: .regularExpression) == nil {
-            throw reader.fail("urlScheme", "must be a URL scheme such as instagram://, not '\(urlScheme)'")
+        if !TextRules.isURLScheme(urlScheme) {
+            throw reader.fail("urlScheme", "must be a URL scheme such as instagram:// (no spaces after it), not '\(TextRules.quoted(urlScheme))'")
         }
         isInstalled = try reader.bool("isInstalled") ?? true
         dateAdded = try reader.required("dateAdded", try reader.timestamp("dateAdded"))

@@ -8,15 +8,15 @@ public struct UsageEventRecord: Sendable, Equatable {
     public var pauseDuration: Double
     public var timerDuration: Double
 
-    public init(_ fields: [String: JSONValue]) throws(ChangeRejection) {
-        var reader = FieldReader(fields)
+    public init(_ fields: [String: JSONValue], context: ValidationContext) throws(ChangeRejection) {
+        var reader = FieldReader(fields, context: context)
         eventType = try reader.required("eventType", try reader.oneOf("eventType", ["exit_to_focus", "deepen_pause", "proceed_to_app"]))
-        timestamp = try reader.required("timestamp", try reader.timestamp("timestamp"))
+        timestamp = try reader.required("timestamp", try reader.timestamp("timestamp", event: true))
         targetAppName = try reader.string("targetAppName", length: 0...200)
         timerDuration = try reader.required("timerDuration", try reader.number("timerDuration", range: Double.leastNonzeroMagnitude...Double.greatestFiniteMagnitude))
         pauseDuration = try reader.required("pauseDuration", try reader.number("pauseDuration", range: 0...Double.greatestFiniteMagnitude))
         if pauseDuration > timerDuration { throw reader.fail("pauseDuration", "must not exceed timerDuration (\(timerDuration)), got \(pauseDuration)") }
-        if eventType == "proceed_to_app", (targetAppName ?? "").trimmingCharacters(in: .whitespaces).isEmpty {
+        if eventType == "proceed_to_app", TextRules.trimmingSpaces(targetAppName ?? "").isEmpty {
             throw reader.fail("targetAppName", "is required for proceed_to_app events")
         }
         try reader.finish()

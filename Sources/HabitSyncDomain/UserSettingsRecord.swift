@@ -9,17 +9,21 @@ public struct UserSettingsRecord: Sendable, Equatable {
     public var frePhase: String
     public var hasCompletedOnboarding: Bool
 
-    public init(_ fields: [String: JSONValue]) throws(ChangeRejection) {
-        var reader = FieldReader(fields)
+    public init(_ fields: [String: JSONValue], context: ValidationContext) throws(ChangeRejection) {
+        var reader = FieldReader(fields, context: context)
         timezone = try reader.string("timezone", length: 1...64) ?? "UTC"
-        if timezone.range(of: "^[A-Za-z0-9_+/-]+$", options: .regularExpression) == nil || TimeZone(identifier: timezone) == nil {
-            throw reader.fail("timezone", "must be an IANA time zone name such as Europe/Berlin, not '\(timezone)'")
+        if !context.timeZones.contains(timezone) {
+            throw reader.fail("timezone", "must be an IANA time zone name the server knows, such as Europe/Berlin, not '\(TextRules.quoted(timezone))'")
         }
         gatewayTimerDuration = try reader.integer("gatewayTimerDuration", range: 15...45) ?? 30
         onboardingDeterminationLevel = try reader.integer("onboardingDeterminationLevel", range: 1...10) ?? 5
         var tags: [String] = []
         for (index, item) in (try reader.array("selectedInterestTags", maxCount: 100) ?? []).enumerated() {
             guard case .string(let tag) = item else { throw reader.element("selectedInterestTags", index, "must be a string") }
+            if let (scalar, _) = TextRules.firstControlCharacter(in: tag) {
+                throw reader.element("selectedInterestTags", index, "must not contain control characters (\(TextRules.codePoint(scalar)))")
+            }
+            guard TextRules.length(tag) <= 100 else { throw reader.element("selectedInterestTags", index, "must be at most 100 characters") }
             tags.append(tag)
         }
         selectedInterestTags = tags

@@ -11,17 +11,17 @@ public enum ValidatedRecord: Sendable, Equatable {
     case userSettings(UserSettingsRecord)
 
     /// Validates `fields` by the rules of `collection` (not a derived one).
-    public static func validate(_ collection: SyncCollection, _ fields: [String: JSONValue]) throws(ChangeRejection) -> ValidatedRecord {
+    public static func validate(_ collection: SyncCollection, _ fields: [String: JSONValue], context: ValidationContext) throws(ChangeRejection) -> ValidatedRecord {
         switch collection {
-        case .habits: .habit(try HabitRecord(fields))
-        case .reminders: .reminder(try ReminderRecord(fields))
-        case .dailyProgress: .dailyProgress(try DailyProgressRecord(fields))
-        case .xpTransactions: .xpTransaction(try XPTransactionRecord(fields))
-        case .achievements: .achievement(try AchievementRecord(fields))
-        case .focusSessions: .focusSession(try FocusSessionRecord(fields))
-        case .usageEvents: .usageEvent(try UsageEventRecord(fields))
-        case .selectedApps: .selectedApp(try SelectedAppRecord(fields))
-        case .userSettings: .userSettings(try UserSettingsRecord(fields))
+        case .habits: .habit(try HabitRecord(fields, context: context))
+        case .reminders: .reminder(try ReminderRecord(fields, context: context))
+        case .dailyProgress: .dailyProgress(try DailyProgressRecord(fields, context: context))
+        case .xpTransactions: .xpTransaction(try XPTransactionRecord(fields, context: context))
+        case .achievements: .achievement(try AchievementRecord(fields, context: context))
+        case .focusSessions: .focusSession(try FocusSessionRecord(fields, context: context))
+        case .usageEvents: .usageEvent(try UsageEventRecord(fields, context: context))
+        case .selectedApps: .selectedApp(try SelectedAppRecord(fields, context: context))
+        case .userSettings: .userSettings(try UserSettingsRecord(fields, context: context))
         case .globalStreak, .userProgress, .usageStreak:
             throw ChangeRejection(.derivedCollection, field: "collection", "\(collection.rawValue) is computed by the server and cannot be pushed")
         }

@@ -6,7 +6,7 @@ import Foundation
 public enum WireTime {
     /// Parses RFC 3339 (`T` or space, fraction optional, `Z` or ±HH:MM). Nil when invalid,
     /// including impossible dates such as February 30th.
-    public static func parse(_ text: String) -> Date? {
+    public static func parse(_ text: String, years: ClosedRange<Int> = 1...9999) -> Date? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 20, bytes.count <= 40 else { return nil }
         var index = 0
@@ -51,7 +51,7 @@ public enum WireTime {
             offset = sign * (offsetHours * 3600 + offsetMinutes * 60)
         }
         guard index == bytes.count, hour < 24, minute < 60, second < 60,
-            LocalDate(year: year, month: month, day: day) != nil, year >= 1
+            LocalDate(year: year, month: month, day: day) != nil, years.contains(year)
         else { return nil }
         let days = LocalDate.daysFromCivil(year, month, day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset

@@ -7,12 +7,12 @@ public struct XPTransactionRecord: Sendable, Equatable {
     public var timestamp: Date
     public var date: LocalDate?
 
-    public init(_ fields: [String: JSONValue]) throws(ChangeRejection) {
-        var reader = FieldReader(fields)
+    public init(_ fields: [String: JSONValue], context: ValidationContext) throws(ChangeRejection) {
+        var reader = FieldReader(fields, context: context)
         amount = try reader.required("amount", try reader.integer("amount", range: -100_000...100_000))
         if amount == 0 { throw reader.fail("amount", "must not be 0") }
         reason = try reader.required("reason", try reader.string("reason", length: 1...200))
-        timestamp = try reader.required("timestamp", try reader.timestamp("timestamp"))
+        timestamp = try reader.required("timestamp", try reader.timestamp("timestamp", event: true))
         date = try reader.localDate("date")
         try reader.finish()
     }

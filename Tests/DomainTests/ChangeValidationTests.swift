@@ -17,7 +17,7 @@ import Testing
     ]
 
     func validate(_ fields: [String: JSONValue]) -> Result<PushChange, ChangeRejection> {
-        do { return .success(try PushChange.validate(fields, index: 0, now: Self.now, maximumSkew: 300)) } catch { return .failure(error) }
+        do { return .success(try PushChange.validate(fields, index: 0, context: .standalone(now: Self.now))) } catch { return .failure(error) }
     }
 
     @Test func aValidHabitGetsItsDefaults() throws {
@@ -96,8 +96,8 @@ import Testing
             if let end { record["endTime"] = .string(end) }
             return record
         }
-        for (state, end, valid) in [("active", nil, true), ("paused", nil, true), ("active", "2026-11-20T09:00:00Z", false), ("completed", nil, false),
-                                    ("completed", "2026-11-20T09:00:00Z", true), ("abandoned", "2026-11-20T07:00:00Z", false)] as [(String, String?, Bool)] {
+        for (state, end, valid) in [("active", nil, true), ("paused", nil, true), ("active", "2026-11-20T08:10:00Z", false), ("completed", nil, false),
+                                    ("completed", "2026-11-20T08:10:00Z", true), ("abandoned", "2026-11-20T07:00:00Z", false)] as [(String, String?, Bool)] {
             let result = try? validate(Self.change("focusSessions", record: session(state, end: end))).get()
             #expect((result != nil) == valid, "\(state) end \(end ?? "nil")")
         }

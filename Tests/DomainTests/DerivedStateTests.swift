@@ -218,7 +218,7 @@ import TestSupport
     @Test func forestStatsCountCompletedAgainstFinishedSessions() {
         let utc = TimeZone(identifier: "UTC")!
         func session(_ state: String, _ end: String?, _ duration: Double = 1500) -> FocusSessionRecord {
-            FocusSessionRecord(startTime: WireTime.parse("2026-11-01T00:00:00Z")!, endTime: end.flatMap(WireTime.parse), state: state, duration: duration, pausedDuration: 0, createdAt: Date())
+            FocusSessionRecord(startTime: WireTime.parse("2026-11-01T00:00:00Z")!, endTime: end.flatMap { WireTime.parse($0) }, state: state, duration: duration, pausedDuration: 0, createdAt: Date())
         }
         let stats = ForestStats.compute([
             session("completed", "2026-11-18T10:00:00Z"), session("completed", "2026-11-19T10:00:00Z"), session("completed", "2026-11-20T10:00:00Z", 600),
@@ -238,7 +238,7 @@ import TestSupport
         let utc = TimeZone(identifier: "UTC")!
         func event(_ type: String, _ at: String, pause: Double) -> UsageEventRecord {
             try! UsageEventRecord(["eventType": .string(type), "timestamp": .string(at), "pauseDuration": .number(pause), "timerDuration": .number(3600),
-                                   "targetAppName": .string("App")])
+                                   "targetAppName": .string("App")], context: .standalone())
         }
         let events = [event("exit_to_focus", "2026-11-19T08:00:00Z", pause: 1800), event("exit_to_focus", "2026-11-18T08:00:00Z", pause: 1800),
                       event("proceed_to_app", "2026-11-19T09:00:00Z", pause: 0), event("deepen_pause", "2026-11-19T09:05:00Z", pause: 30)]

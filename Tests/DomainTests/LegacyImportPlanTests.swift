@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func theFormationFixtureMapsNumericDatesGoalHistorySkipsAndDifficulty() throws {
-        let plan = try LegacyImportPlan.make(from: try Self.fixture("formation-numeric-dates.json"))
+        let plan = try LegacyImportPlan.make(from: try Self.fixture("formation-numeric-dates.json"), context: .standalone())
         #expect(plan.dateEncoding == "deferredToDate")
         #expect(plan.timeZone == "Europe/Amsterdam")
         let habit = try #require(plan.habits.first)
@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func theBreakingFixtureMapsISODatesUsageAndItsCeiling() throws {
-        let plan = try LegacyImportPlan.make(from: try Self.fixture("breaking-iso-dates.json"))
+        let plan = try LegacyImportPlan.make(from: try Self.fixture("breaking-iso-dates.json"), context: .standalone())
         #expect(plan.dateEncoding == "iso8601")
         let habit = try #require(plan.habits.first)
         #expect(habit.record.habitType == "breaking")
@@ -103,7 +103,7 @@ import Testing
 
     @Test func errorsNameTheHabitTheFieldAndTheText() {
         func error(_ data: Data) -> LegacyImportError? {
-            do { _ = try LegacyImportPlan.make(from: data); return nil } catch { return error }
+            do { _ = try LegacyImportPlan.make(from: data, context: .standalone()); return nil } catch { return error }
         }
         let goal = error(Self.envelope(Self.habit(goal: "lots", schedule: "whenever")))
         #expect(goal?.habit == "Read")
@@ -121,10 +121,10 @@ import Testing
         let badKey = error(Self.envelope(Self.habit(extra: ",\"completionHistory\":{\"2026-02-30\":1}")))
         #expect(badKey?.field == "completionHistory[2026-02-30]")
         #expect(error(Data("[\(Self.habit())]".utf8))?.field == "userTimeZone", "a bare array needs --time-zone")
-        #expect((try? LegacyImportPlan.make(from: Data("[\(Self.habit())]".utf8), timeZone: "Asia/Tokyo")) != nil)
-        let unknownSchedule = try? LegacyImportPlan.make(from: Self.envelope(Self.habit(goal: "2 times every 3 days", schedule: "Select days")))
+        #expect((try? LegacyImportPlan.make(from: Data("[\(Self.habit())]".utf8), timeZone: "Asia/Tokyo", context: .standalone())) != nil)
+        let unknownSchedule = try? LegacyImportPlan.make(from: Self.envelope(Self.habit(goal: "2 times every 3 days", schedule: "Select days")), context: .standalone())
         #expect(unknownSchedule?.habits.first?.record.schedule == .everyNDays(3), "the goal's frequency fills an unknown schedule")
-        let difficulty = try? LegacyImportPlan.make(from: Self.envelope(Self.habit(extra: ",\"difficultyHistory\":{\"2026-03-02\":9}")))
+        let difficulty = try? LegacyImportPlan.make(from: Self.envelope(Self.habit(extra: ",\"difficultyHistory\":{\"2026-03-02\":9}")), context: .standalone())
         #expect(difficulty?.warnings.count == 1)
         #expect(difficulty?.habits.first?.days.first?.difficulty == nil)
     }

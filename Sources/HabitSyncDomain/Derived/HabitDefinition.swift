@@ -57,11 +57,6 @@ extension LocalDate {
         Weekday.allCases[((dayNumber % 7) + 7 + 4) % 7]  // 1970-01-01 (day 0) was a Thursday
     }
 
-    public init(dayNumber: Int) {
-        let civil = LocalDate.civilFromDays(dayNumber)
-        self.init(year: civil.year, month: civil.month, day: civil.day)!
-    }
-
     public func adding(days: Int) -> LocalDate { LocalDate(dayNumber: dayNumber + days) }
 
     /// The calendar day of `instant` in `timeZone`.

@@ -31,9 +31,11 @@ public struct LegacyImportPlan: Sendable {
 
     /// - Parameter timeZone: required for a bare habit array or a habits.json container;
     ///   overrides nothing when the envelope names its own.
-    public static func make(from data: Data, timeZone override: String? = nil) throws(LegacyImportError) -> LegacyImportPlan {
+    /// - Parameter context: the clock and the time zones the database knows; records are
+    ///   validated by the same rules as a push.
+    public static func make(from data: Data, timeZone override: String? = nil, context: ValidationContext) throws(LegacyImportError) -> LegacyImportPlan {
         let root: JSONValue
-        do { root = try JSONParser.parse(data) } catch { throw LegacyImportError(nil, nil, "the file is not JSON") }
+        do { root = try JSONParser.parse(data, limits: .administrativeFile) } catch { throw LegacyImportError(nil, nil, "the file is not JSON") }
         var habitsValue: JSONValue
         var zoneName = override
         var declaredEncoding: String?
@@ -52,7 +54,7 @@ public struct LegacyImportPlan: Sendable {
         default:
             throw LegacyImportError(nil, nil, "expected an export envelope, a habit array or a habits.json container")
         }
-        guard let zoneName, let zone = TimeZone(identifier: zoneName) else {
+        guard let zoneName, context.timeZones.contains(zoneName), let zone = TimeZone(identifier: zoneName) else {
             throw LegacyImportError(nil, "userTimeZone", "a valid IANA time zone is required (the envelope's userTimeZone, or --time-zone)")
         }
         guard case .array(let items) = habitsValue else { throw LegacyImportError(nil, "habits", "habits must be an array") }
@@ -61,7 +63,7 @@ public struct LegacyImportPlan: Sendable {
 
         var plan = LegacyImportPlan(habits: [], timeZone: zoneName, dateEncoding: encoding, warnings: [], statusMismatches: [])
         for (position, item) in items.enumerated() {
-            plan.habits.append(try plan.mapHabit(item, position: position, zone: zone))
+            plan.habits.append(try plan.mapHabit(item, position: position, zone: zone, context: context))
         }
         return plan
     }
@@ -81,7 +83,7 @@ public struct LegacyImportPlan: Sendable {
 
     // MARK: - One habit
 
-    private mutating func mapHabit(_ item: JSONValue, position: Int, zone: TimeZone) throws(LegacyImportError) -> Habit {
+    private mutating func mapHabit(_ item: JSONValue, position: Int, zone: TimeZone, context: ValidationContext) throws(LegacyImportError) -> Habit {
         guard case .object(let h) = item else { throw LegacyImportError("habits[\(position)]", nil, "not an object") }
         let name: String = if case .string(let text)? = h["name"] { text } else { "habits[\(position)]" }
         func fail(_ field: String, _ message: String) -> LegacyImportError { LegacyImportError(name, field, message) }
@@ -153,7 +155,7 @@ public struct LegacyImportPlan: Sendable {
         if let endDate { fields["endDate"] = .string(endDate.description) }
         if let createdAt { fields["createdAt"] = .string(WireTime.format(createdAt)) }
         let record: HabitRecord
-        do { record = try HabitRecord(fields) } catch { throw fail(error.field ?? "goal", "\(error.message) (from goal '\(goalText)'\(breaking ? ", target \(target ?? 0), baseline \(baseline ?? 0)" : ""))") }
+        do { record = try HabitRecord(fields, context: context) } catch { throw fail(error.field ?? "goal", "\(error.message) (from goal '\(goalText)'\(breaking ? ", target \(target ?? 0), baseline \(baseline ?? 0)" : ""))") }
 
         // Reminders: only the hour and minute in the user's zone mean something.
         var reminders: [(UUID, ReminderRecord)] = []
@@ -166,7 +168,7 @@ public struct LegacyImportPlan: Sendable {
                 calendar.timeZone = zone
                 let parts = calendar.dateComponents([.hour, .minute], from: time)
                 let active: Bool = if case .bool(let flag)? = r["isActive"] { flag } else { true }
-                let reminder = try? ReminderRecord(["habitId": .string(id.uuidString), "time": .string(String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)), "isActive": .bool(active)])
+                let reminder = try? ReminderRecord(["habitId": .string(id.uuidString), "time": .string(String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)), "isActive": .bool(active)], context: context)
                 if let reminder { reminders.append((reminderID, reminder)) }
             }
         }
@@ -215,7 +217,7 @@ public struct LegacyImportPlan: Sendable {
                 if let note, !note.isEmpty { progressFields["skipNote"] = .string(String(note.prefix(500))) }
             }
             let record: DailyProgressRecord
-            do { record = try DailyProgressRecord(progressFields) } catch { throw fail(error.field.map { "day \(day) \($0)" } ?? "day \(day)", error.message) }
+            do { record = try DailyProgressRecord(progressFields, context: context) } catch { throw fail(error.field.map { "day \(day) \($0)" } ?? "day \(day)", error.message) }
             let complete = record.skipReason == nil && (breaking ? progress <= dayGoal : progress >= dayGoal)
             if let stated = statuses[day], stated != complete {
                 statusMismatches.append("\(name) \(day): completionStatus says \(stated), recomputed \(complete)")

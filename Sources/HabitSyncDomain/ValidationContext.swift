@@ -1,0 +1,43 @@
+import Foundation
+
+/// What validating a change needs besides the change itself: the server's clock (timestamps
+/// may not lie in the future beyond the allowed skew) and the time zones the database knows.
+public struct ValidationContext: Sendable {
+    public var now: Date
+    /// How far ahead of `now` a device's clock may be: an `updatedAt` beyond it is clamped, an
+    /// event time (`timestamp`, `startTime`, …) beyond it is refused (`timestamp_in_future`).
+    public var maximumSkew: TimeInterval
+    public var timeZones: TimeZoneNames
+
+    public init(now: Date, maximumSkew: TimeInterval, timeZones: TimeZoneNames) {
+        self.now = now
+        self.maximumSkew = maximumSkew
+        self.timeZones = timeZones
+    }
+
+    /// For code without a database (a device validating before it queues a change, pure
+    /// tests): Foundation's time zones and the server's default skew of five minutes.
+    public static func standalone(now: Date = Date(), maximumSkew: TimeInterval = 300) -> ValidationContext {
+        ValidationContext(now: now, maximumSkew: maximumSkew, timeZones: .foundation)
+    }
+
+    /// The latest event time accepted.
+    public var latestAcceptedTime: Date { now.addingTimeInterval(maximumSkew) }
+}
+
+/// The time zone names a user may choose: exactly those PostgreSQL knows
+/// (`pg_timezone_names`), that Foundation also knows with the same UTC offset, and that fit
+/// the schema's pattern. The store reads them from the database once; `foundation` is for
+/// code that has no database (pure tests).
+public struct TimeZoneNames: Sendable, Equatable {
+    public let names: Set<String>
+
+    public init(_ names: some Sequence<String>) {
+        self.names = Set(names.filter { TextRules.isTimeZoneName($0) && TimeZone(identifier: $0) != nil })
+    }
+
+    public func contains(_ name: String) -> Bool { names.contains(name) }
+
+    /// Foundation's own list (no database at hand).
+    public static var foundation: TimeZoneNames { TimeZoneNames(TimeZone.knownTimeZoneIdentifiers + ["UTC"]) }
+}
