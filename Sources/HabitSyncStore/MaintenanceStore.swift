@@ -26,6 +26,12 @@ public struct MaintenanceStore: Sendable {
         public var conflictsPurged = 0
         public var partitionsCreated = 0
         public var partitionsArchived: [String] = []
+        /// Months due for the archive whose detach could not get its lock in time.
+        public var partitionsDeferred: [String] = []
+        /// Usage events moved out of the DEFAULT partition into their month's.
+        public var defaultPartitionRowsMoved = 0
+        /// Users whose tombstones wait for the next run because a push held their lock.
+        public var usersSkippedBusy = 0
     }
 
     public let pool: PGPool
@@ -34,13 +40,34 @@ public struct MaintenanceStore: Sendable {
 
     static let tenantIDs: PGQuery = "SELECT id FROM tenants ORDER BY id"
 
-    /// Tombstones of records nothing refers to; habits go after their reminders and progress.
-    static func purgeTombstones(tables: [String], tenant: UUID, cutoff: Date, childrenOfHabits: Bool) -> PGQuery {
+    static let purgeTables = ["reminders", "daily_progress", "focus_sessions", "selected_apps", "user_settings", "habits"]
+
+    /// The users with tombstones past the cutoff, row-locked in the order a push locks: the
+    /// user row first, then data rows. Users a push holds right now are skipped (SKIP LOCKED)
+    /// and purged by the next run, so maintenance neither waits for pushes nor deadlocks them.
+    static func lockUsersWithTombstones(tenant: UUID, cutoff: Date) -> PGQuery {
+        let exists = purgeTables.map { "EXISTS (SELECT 1 FROM \($0) t WHERE t.tenant_id = u.tenant_id AND t.user_id = u.user_id AND t.deleted_at < $2)" }
+        return PGQuery(unsafeSQL: """
+            SELECT u.user_id FROM users u
+            WHERE u.tenant_id = $1 AND (\(exists.joined(separator: " OR ")))
+            ORDER BY u.user_id FOR UPDATE OF u SKIP LOCKED
+            """, binds: [tenant.pgBind(), cutoff.pgBind()])
+    }
+
+    static func countUsersWithTombstones(tenant: UUID, cutoff: Date) -> PGQuery {
+        let exists = purgeTables.map { "EXISTS (SELECT 1 FROM \($0) t WHERE t.tenant_id = u.tenant_id AND t.user_id = u.user_id AND t.deleted_at < $2)" }
+        return PGQuery(unsafeSQL: "SELECT count(*)::int8 AS n FROM users u WHERE u.tenant_id = $1 AND (\(exists.joined(separator: " OR ")))",
+                       binds: [tenant.pgBind(), cutoff.pgBind()])
+    }
+
+    /// Tombstones of records nothing refers to, of the locked users only; habits go after
+    /// their reminders and progress.
+    static func purgeTombstones(tables: [String], tenant: UUID, cutoff: Date, users: [String], childrenOfHabits: Bool) -> PGQuery {
         let purges = tables.enumerated().map { index, table in
             let guardChildren = table == "habits" && childrenOfHabits
                 ? " AND NOT EXISTS (SELECT 1 FROM reminders r WHERE r.tenant_id = t.tenant_id AND r.user_id = t.user_id AND r.habit_id = t.id) AND NOT EXISTS (SELECT 1 FROM daily_progress p WHERE p.tenant_id = t.tenant_id AND p.user_id = t.user_id AND p.habit_id = t.id)"
                 : ""
-            return "p\(index) AS (DELETE FROM \(table) t WHERE t.tenant_id = $1 AND t.deleted_at < $2\(guardChildren) RETURNING t.user_id, t.server_version)"
+            return "p\(index) AS (DELETE FROM \(table) t WHERE t.tenant_id = $1 AND t.user_id = ANY($3::text[]) AND t.deleted_at < $2\(guardChildren) RETURNING t.user_id, t.server_version)"
         }
         let union = tables.indices.map { "SELECT user_id, server_version FROM p\($0)" }.joined(separator: " UNION ALL ")
         return PGQuery(unsafeSQL: """
@@ -53,7 +80,7 @@ public struct MaintenanceStore: Sendable {
                 RETURNING h.purged
             )
             SELECT coalesce(sum(purged), 0)::int8 AS purged FROM moved
-            """, binds: [tenant.pgBind(), cutoff.pgBind()])
+            """, binds: [tenant.pgBind(), cutoff.pgBind(), users.pgBind()])
     }
 
     static func purgeBatches(tenant: UUID, cutoff: Date) -> PGQuery {
@@ -68,6 +95,14 @@ public struct MaintenanceStore: Sendable {
         "SELECT habitsync_ensure_usage_event_partitions((\(now)::timestamptz AT TIME ZONE 'UTC')::date, ((\(now)::timestamptz AT TIME ZONE 'UTC') + interval '12 months')::date) AS created"
     }
 
+    /// How long archiving one month may wait for the pushes in flight.
+    static let archiveLockTimeout: Duration = .seconds(2)
+    static let savepoint: PGQuery = "SAVEPOINT archive_month"
+    static let releaseSavepoint: PGQuery = "RELEASE SAVEPOINT archive_month"
+    static let rollbackToSavepoint: PGQuery = "ROLLBACK TO SAVEPOINT archive_month"
+
+    static let moveDefaultPartitionRows: PGQuery = "SELECT habitsync_move_default_usage_events() AS moved"
+
     static let monthlyPartitions: PGQuery = """
         SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
         WHERE i.inhparent = 'usage_events'::regclass AND c.relname ~ '^usage_events_[0-9]{4}_[0-9]{2}$' ORDER BY c.relname
@@ -81,18 +116,24 @@ public struct MaintenanceStore: Sendable {
             try await pool.withTransaction { connection in
                 try await RequestScope.set(on: connection, tenantID: tenant, userID: nil)
                 let cutoff = now.addingTimeInterval(-retention.tombstones)
-                for (tables, children) in [(["reminders", "daily_progress", "focus_sessions", "selected_apps", "user_settings"], false), (["habits"], true)] {
-                    report.tombstonesPurged += try await connection.query(Self.purgeTombstones(tables: tables, tenant: tenant, cutoff: cutoff, childrenOfHabits: children))
-                        .single().decode("purged", as: Int.self)
+                let users = try await connection.query(Self.lockUsersWithTombstones(tenant: tenant, cutoff: cutoff)).rows.map { try $0.decode("user_id", as: String.self) }
+                let candidates = try await connection.query(Self.countUsersWithTombstones(tenant: tenant, cutoff: cutoff)).single().decode("n", as: Int.self)
+                report.usersSkippedBusy += max(0, candidates - users.count)
+                if !users.isEmpty {
+                    for (tables, children) in [(Array(Self.purgeTables.dropLast()), false), (["habits"], true)] {
+                        report.tombstonesPurged += try await connection.query(Self.purgeTombstones(tables: tables, tenant: tenant, cutoff: cutoff, users: users, childrenOfHabits: children))
+                            .single().decode("purged", as: Int.self)
+                    }
                 }
                 report.pushBatchesPurged += try await connection.query(Self.purgeBatches(tenant: tenant, cutoff: now.addingTimeInterval(-retention.pushBatches))).affectedRows ?? 0
                 report.conflictsPurged += try await connection.query(Self.purgeConflicts(tenant: tenant, cutoff: now.addingTimeInterval(-retention.conflicts))).affectedRows ?? 0
             }
         }
         try await pool.withTransaction { connection in
+            report.defaultPartitionRowsMoved = try await connection.query(Self.moveDefaultPartitionRows).single().decode("moved", as: Int.self)
             report.partitionsCreated = try await connection.query(Self.ensurePartitions(now: now)).single().decode("created", as: Int.self)
             var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = TimeZone(identifier: "UTC")!
+            calendar.timeZone = TimeZone.gmt
             let cutoff = now.addingTimeInterval(-retention.usageEvents)
             for row in try await connection.query(Self.monthlyPartitions).rows {
                 let name = try row.decode("relname", as: String.self)
@@ -100,9 +141,20 @@ public struct MaintenanceStore: Sendable {
                 guard parts.count == 2, let start = calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: 1)),
                     let end = calendar.date(byAdding: .month, value: 1, to: start), end <= cutoff
                 else { continue }
-                // Names come from the catalog and match ^usage_events_[0-9]{4}_[0-9]{2}$.
-                try await connection.simpleQuery(unsafeSQL: "ALTER TABLE usage_events DETACH PARTITION \(PGQuery.quoteIdentifier(name)); ALTER TABLE \(PGQuery.quoteIdentifier(name)) SET SCHEMA archive")
-                report.partitionsArchived.append(name)
+                // Detaching takes a lock on `users` (the partition's foreign key) that every push
+                // holds for its transaction: wait at most `archiveLockTimeout` for in-flight
+                // pushes (new ones queue behind the waiting detach), else leave the month for
+                // the next run.
+                try await connection.query(Self.savepoint)
+                do {
+                    // Names come from the catalog and match ^usage_events_[0-9]{4}_[0-9]{2}$.
+                    try await connection.simpleQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Int(Self.archiveLockTimeout / .milliseconds(1)))ms'; ALTER TABLE usage_events DETACH PARTITION \(PGQuery.quoteIdentifier(name)); ALTER TABLE \(PGQuery.quoteIdentifier(name)) SET SCHEMA archive")
+                    try await connection.query(Self.releaseSavepoint)
+                    report.partitionsArchived.append(name)
+                } catch let error as PGError where error.sqlState == .lockNotAvailable {
+                    try await connection.query(Self.rollbackToSavepoint)
+                    report.partitionsDeferred.append(name)
+                }
             }
         }
         return report

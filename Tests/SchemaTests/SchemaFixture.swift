@@ -90,7 +90,11 @@ enum SchemaFixture {
 
     /// Sets the transaction's tenant (and user) the way the server does.
     static func setContext(_ connection: PGConnection, tenant: UUID?, user: String?) async throws {
-        try await connection.query("SELECT set_config('habitsync.tenant_id', \(tenant?.uuidString.lowercased() ?? ""), true), set_config('habitsync.user_id', \(user ?? ""), true)")
+        // As RequestScope does: no user means tenant-wide work, which must say so (migration 0008).
+        try await connection.query("""
+            SELECT set_config('habitsync.tenant_id', \(tenant?.uuidString.lowercased() ?? ""), true), set_config('habitsync.user_id', \(user ?? ""), true),
+                   set_config('habitsync.scope', \(user == nil ? "tenant" : "user"), true)
+            """)
     }
 
     /// A tenant with a user and one live habit, created as the owner.

@@ -33,14 +33,15 @@ struct DerivedStateWriter {
         WHERE tenant_id = $1 AND user_id = $2 AND updated_by = 'server' AND reason IN ('daily_completion', 'daily_completion_reversed') AND date IS NOT NULL
         GROUP BY date
         """
-    /// Exit days since an instant: only the recent partitions are read (usage_events_by_time).
+    /// Exit days since an instant, from the id registry (usage_event_ids_exits), which keeps
+    /// the exits of months maintenance archived.
     static let exitDaysSince = """
-        SELECT DISTINCT (occurred_at AT TIME ZONE $3)::date::text AS day FROM usage_events
-        WHERE tenant_id = $1 AND user_id = $2 AND event_type = 'exit_to_focus' AND occurred_at >= $4
+        SELECT DISTINCT (occurred_at AT TIME ZONE $3)::date::text AS day FROM usage_event_ids
+        WHERE tenant_id = $1 AND user_id = $2 AND is_exit AND occurred_at >= $4
         """
     static let latestExit = """
-        SELECT (max(occurred_at) AT TIME ZONE $3)::date::text AS day FROM usage_events
-        WHERE tenant_id = $1 AND user_id = $2 AND event_type = 'exit_to_focus'
+        SELECT (max(occurred_at) AT TIME ZONE $3)::date::text AS day FROM usage_event_ids
+        WHERE tenant_id = $1 AND user_id = $2 AND is_exit
         """
     static let insertAwards = """
         INSERT INTO xp_transactions (tenant_id, user_id, id, amount, reason, occurred_at, date, updated_at, updated_by, server_version)
@@ -59,7 +60,7 @@ struct DerivedStateWriter {
         let binds: [PGBind] = [tenant.pgBind(), user.pgBind()]
         guard let settings = try await connection.query(PGQuery(unsafeSQL: Self.context, binds: binds)).rows.first else { return next }
         let zoneName = try settings.decode("time_zone", as: String.self)
-        let timeZone = TimeZone(identifier: zoneName) ?? TimeZone(identifier: "UTC")!
+        let timeZone = TimeZone(identifier: zoneName) ?? TimeZone.gmt
         let dailyXP = try settings.decode("daily_completion_xp", as: Int.self)
         let today = LocalDate(now, in: timeZone)
 
