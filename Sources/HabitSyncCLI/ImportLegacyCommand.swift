@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HabitSyncAuth
 import HabitSyncDomain
 import HabitSyncStore
 
@@ -19,11 +20,13 @@ struct ImportLegacyCommand: AsyncParsableCommand {
     @Argument(help: "The export file.") var file: String
 
     func run() async throws {
+        if let problem = SubjectRules.problem(user) { throw ValidationError("--user \(problem)") }
         guard let data = FileManager.default.contents(atPath: file) else { throw CLIFailure(message: "cannot read \(file)") }
-        let plan: LegacyImportPlan
-        do { plan = try LegacyImportPlan.make(from: data, timeZone: timeZone) } catch { throw CLIFailure(message: "\(file): \(error)") }
         let sha = LegacyImportStore.sha256(data)
         let report = try await common.withOwnerPool(logger: try common.makeQuietLogger(), applicationName: "habitsync-server import-legacy") { pool in
+            let context = ValidationContext(now: Date(), maximumSkew: 300, timeZones: try await TimeZoneCatalog().names(pool))
+            let plan: LegacyImportPlan
+            do { plan = try LegacyImportPlan.make(from: data, timeZone: timeZone, context: context) } catch { throw CLIFailure(message: "\(file): \(error)") }
             guard let found = try await TenantStore(pool: pool).find(tenant) else { throw StoreError(.tenantNotFound, "no tenant '\(tenant)'") }
             return try await LegacyImportStore(pool: pool).run(plan, tenant: found.id, user: user, sourceSHA256: sha, dryRun: dryRun)
         }

@@ -4,7 +4,8 @@ import HabitSyncDomain
 import LibPQClient
 
 /// The authenticated user's statistics, read from the analytics views (so the API and the
-/// views give the same numbers by construction), under the user's RLS context.
+/// views give the same numbers by construction). Every query names the user explicitly as
+/// well as running under the user's RLS context: either alone keeps other users out.
 public struct StatsStore: Sendable {
     public let pool: PGPool
     public let statementTimeout: Duration
@@ -14,39 +15,48 @@ public struct StatsStore: Sendable {
         self.statementTimeout = statementTimeout
     }
 
-    static func habits(from: LocalDate, to: LocalDate) -> PGQuery {
+    static func habits(_ identity: VerifiedIdentity, from: LocalDate, to: LocalDate) -> PGQuery {
         """
         SELECT coalesce(json_agg(json_build_object('habitId', habit_id, 'name', habit_name, 'scheduleType', schedule_type,
                    'dueDays', due_days, 'completedDays', completed_days, 'completionRate', completion_rate, 'struggling', struggling)
                    ORDER BY habit_name, habit_id), '[]')::text AS habits
         FROM analytics.habit_completion_between(\(from.description)::date, \(to.description)::date)
+        WHERE tenant_id = \(identity.tenantID) AND user_id = \(identity.userID)
         """
     }
 
-    static func days(from: LocalDate, to: LocalDate) -> PGQuery {
+    static func days(_ identity: VerifiedIdentity, from: LocalDate, to: LocalDate) -> PGQuery {
         """
         SELECT coalesce(json_agg(json_build_object('date', date, 'dueHabits', due_habits, 'completedHabits', completed_habits,
                    'completionRate', completion_rate, 'status', day_status) ORDER BY date), '[]')::text AS days
-        FROM analytics.daily_habit_completion WHERE date BETWEEN \(from.description)::date AND \(to.description)::date
+        FROM analytics.daily_habit_completion
+        WHERE tenant_id = \(identity.tenantID) AND user_id = \(identity.userID) AND date BETWEEN \(from.description)::date AND \(to.description)::date
         """
     }
 
-    static let focus: PGQuery = """
+    static func focus(_ identity: VerifiedIdentity) -> PGQuery {
+        """
         SELECT json_build_object('totalTrees', total_trees, 'totalFocusTime', total_focus_time, 'totalSessions', total_sessions,
                    'todaysTrees', todays_trees, 'todaysFocusTime', todays_focus_time, 'currentStreak', current_streak,
                    'longestStreak', longest_streak, 'abandonedCount', abandoned_count, 'completionRate', completion_rate)::text AS stats
-        FROM analytics.focus_stats
+        FROM analytics.focus_stats WHERE tenant_id = \(identity.tenantID) AND user_id = \(identity.userID)
         """
+    }
 
-    static let usage: PGQuery = """
+    static func usage(_ identity: VerifiedIdentity) -> PGQuery {
+        """
         SELECT json_build_object('hoursReclaimed', s.hours_reclaimed, 'totalConsciousExits', s.total_conscious_exits,
                    'averagePauseTime', s.average_pause_time, 'intentionalityScore', coalesce(s.intentionality_score, 0),
                    'trend', (SELECT coalesce(json_agg(json_build_object('date', t.date, 'consciousExits', t.conscious_exits,
-                                 'events', t.events, 'pauseSeconds', t.pause_seconds) ORDER BY t.date), '[]') FROM analytics.usage_daily_trend t))::text AS stats
-        FROM analytics.usage_stats s
+                                 'events', t.events, 'pauseSeconds', t.pause_seconds) ORDER BY t.date), '[]') FROM analytics.usage_daily_trend t
+                                 WHERE t.tenant_id = s.tenant_id AND t.user_id = s.user_id))::text AS stats
+        FROM analytics.usage_stats s WHERE s.tenant_id = \(identity.tenantID) AND s.user_id = \(identity.userID)
         """
+    }
 
-    static let timeZone: PGQuery = "SELECT time_zone FROM users"
+    static func timeZone(_ identity: VerifiedIdentity) -> PGQuery {
+        "SELECT time_zone FROM users WHERE tenant_id = \(identity.tenantID) AND user_id = \(identity.userID)"
+    }
 
     private func read<T: Sendable>(_ identity: VerifiedIdentity, _ body: @Sendable (PGConnection) async throws -> T) async throws -> T {
         try await pool.withTransaction(isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout) { connection in
@@ -57,29 +67,29 @@ public struct StatsStore: Sendable {
 
     /// The user's today in their time zone (UTC before they have settings).
     public func today(_ identity: VerifiedIdentity, now: Date = Date()) async throws -> LocalDate {
-        let zone = try await read(identity) { try await $0.query(Self.timeZone).rows.first?.decode("time_zone", as: String.self) }
-        return LocalDate(now, in: zone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!)
+        let zone = try await read(identity) { try await $0.query(Self.timeZone(identity)).rows.first?.decode("time_zone", as: String.self) }
+        return LocalDate(now, in: zone.flatMap(TimeZone.init(identifier:)) ?? .gmt)
     }
 
     /// `{"from", "to", "habits": [...], "days": [...]}` as JSON text.
     public func habitStats(_ identity: VerifiedIdentity, from: LocalDate, to: LocalDate) async throws -> String {
         try await read(identity) { connection in
-            let habits = try await connection.query(Self.habits(from: from, to: to)).single().decode("habits", as: String.self)
-            let days = try await connection.query(Self.days(from: from, to: to)).single().decode("days", as: String.self)
+            let habits = try await connection.query(Self.habits(identity, from: from, to: to)).single().decode("habits", as: String.self)
+            let days = try await connection.query(Self.days(identity, from: from, to: to)).single().decode("days", as: String.self)
             return "{\"from\":\"\(from)\",\"to\":\"\(to)\",\"habits\":\(habits),\"days\":\(days)}"
         }
     }
 
     public func focusStats(_ identity: VerifiedIdentity) async throws -> String {
         try await read(identity) { connection in
-            try await connection.query(Self.focus).rows.first?.decode("stats", as: String.self)
+            try await connection.query(Self.focus(identity)).rows.first?.decode("stats", as: String.self)
                 ?? #"{"totalTrees":0,"totalFocusTime":0,"totalSessions":0,"todaysTrees":0,"todaysFocusTime":0,"currentStreak":0,"longestStreak":0,"abandonedCount":0,"completionRate":0}"#
         }
     }
 
     public func usageStats(_ identity: VerifiedIdentity) async throws -> String {
         try await read(identity) { connection in
-            try await connection.query(Self.usage).rows.first?.decode("stats", as: String.self)
+            try await connection.query(Self.usage(identity)).rows.first?.decode("stats", as: String.self)
                 ?? #"{"hoursReclaimed":0,"totalConsciousExits":0,"averagePauseTime":0,"intentionalityScore":0,"trend":[]}"#
         }
     }

@@ -4,6 +4,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
         case tenantExists = "tenant_exists"
         case tenantNotFound = "tenant_not_found"
         case noSigningKey = "no_signing_key"
+        /// One user has too many pushes waiting in this process.
+        case tooManyPushes = "too_many_pushes"
     }
 
     public let code: Code

@@ -46,17 +46,8 @@ struct StoredRow: Sendable {
     let deleted: Bool
     let serverVersion: Int64
     let change: String
-    let record: String
+    /// A focus session's stored state (nil for other collections): final states stay final.
+    let focusState: String?
 
     var lwwKey: LWWKey { LWWKey(updatedAt: updatedAt, deviceID: updatedBy) }
-
-    /// The stored record validated back into its typed form, for "the same write again" checks.
-    func validatedRecord(_ collection: SyncCollection) -> ValidatedRecord? {
-        guard !deleted, let value = try? JSONParser.parse(Data(record.utf8)),
-            case .object(var fields) = value
-        else { return nil }
-        // NULL columns render as JSON null, which the rules read as "absent": drop them.
-        fields = fields.filter { $0.value != .null }
-        return try? ValidatedRecord.validate(collection, fields)
-    }
 }

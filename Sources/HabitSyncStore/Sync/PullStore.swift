@@ -24,6 +24,8 @@ public struct PullStore: Sendable {
     public enum Failure: Error, Sendable, Equatable {
         /// The cursor is older than the tombstone purge horizon: start over without one.
         case cursorExpired
+        /// The cursor was issued for another `collections` filter.
+        case cursorForOtherCollections
     }
 
     public static let pullableCollections: [SyncCollection] = SyncCollection.allCases
@@ -42,12 +44,14 @@ public struct PullStore: Sendable {
 
     /// One branch per collection, each using its `(tenant_id, user_id, server_version)` index,
     /// merged and cut to the page size.
-    static func pageSQL(_ collections: [SyncCollection], includeTombstones: Bool) -> String {
+    /// Tombstones at or below `$5` are left out: an initial sync skips those of records that
+    /// were deleted before it began (the device never had them); 0 includes every tombstone.
+    static func pageSQL(_ collections: [SyncCollection]) -> String {
         let branches = collections.map { collection in
             """
             (SELECT h.server_version, \(WireChangeSQL.change(collection, alias: "h"))::text AS change
              FROM \(collection.table) h
-             WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.server_version > $3\(includeTombstones ? "" : " AND h.deleted_at IS NULL")
+             WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.server_version > $3 AND (h.deleted_at IS NULL OR h.server_version > $5)
              ORDER BY h.server_version LIMIT $4)
             """
         }
@@ -85,54 +89,106 @@ public struct PullStore: Sendable {
 
     private func page(identity: VerifiedIdentity, after cursor: PullCursor?, limit: Int, collections: [SyncCollection], now: Date, refreshIfStale: Bool) async throws -> Page {
         let since = cursor?.version ?? 0
+        let filter = PullCursor.filter(collections)
+        if let cursor, cursor.collections != nil, cursor.collections != filter { throw Failure.cursorForOtherCollections }
         return try await pool.withTransaction(isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
             let state = try await connection.query(Self.userState(tenant: identity.tenantID, user: identity.userID)).rows.first
             if refreshIfStale, let state {
-                let zone = TimeZone(identifier: try state.decode("time_zone", as: String.self)) ?? TimeZone(identifier: "UTC")!
+                let zone = TimeZone(identifier: try state.decode("time_zone", as: String.self)) ?? .gmt
                 let today = LocalDate(now, in: zone)
                 let computed = [try state.decodeIfPresent("streak_for", as: String.self), try state.decodeIfPresent("usage_for", as: String.self)]
                 if computed.compactMap({ $0 }).compactMap(LocalDate.init).contains(where: { $0 < today }) { throw StaleDerivedState() }
             }
             let counter = try state?.decode("change_counter", as: Int64.self) ?? 0
             let horizon = try state?.decode("purged_through_version", as: Int64.self) ?? 0
-            if let cursor, cursor.version < horizon { throw Failure.cursorExpired }
-            // No cursor: an initial sync, which needs no tombstones.
-            let sql = Self.pageSQL(collections, includeTombstones: cursor != nil)
-            let rows = try await connection.query(PGQuery(unsafeSQL: sql, binds: [
-                identity.tenantID.pgBind(), identity.userID.pgBind(), since.pgBind(), (limit + 1).pgBind(),
+            // An initial sync (no cursor, or one of its own pages) needs the tombstones of records
+            // deleted after it began only: it is below the horizon only when a purge reached those.
+            let initialFloor: Int64? = cursor == nil ? counter : cursor?.initialSyncFloor
+            if let cursor {
+                if let floor = cursor.initialSyncFloor {
+                    if horizon > floor { throw Failure.cursorExpired }
+                } else if cursor.version < horizon {
+                    throw Failure.cursorExpired
+                }
+            }
+            let rows = try await connection.query(PGQuery(unsafeSQL: Self.pageSQL(collections), binds: [
+                identity.tenantID.pgBind(), identity.userID.pgBind(), since.pgBind(), (limit + 1).pgBind(), (initialFloor ?? 0).pgBind(),
             ])).rows
             let page = rows.prefix(limit)
             let changes = try page.map { try $0.decode("change", as: String.self) }
             let last = try page.last.map { try $0.decode("server_version", as: Int64.self) } ?? since
             let hasMore = rows.count > limit
-            // The last page of an unfiltered pull moves the cursor to the user's counter as this
-            // snapshot saw it: everything up to it has been delivered (an initial sync skips
-            // only tombstones). A filtered pull must not jump over other collections' changes.
-            let complete = !hasMore && Set(collections) == Set(Self.pullableCollections)
-            return Page(changes: changes, cursor: PullCursor(version: complete ? max(last, counter) : last), hasMore: hasMore)
+            // The last page moves the cursor to the user's counter as this snapshot saw it:
+            // everything of these collections up to it has been delivered, and versions that
+            // were skipped (tombstones, purged rows, other collections) are passed. The cursor
+            // is bound to its collections, so it can never skip another filter's changes.
+            if hasMore {
+                return Page(changes: changes, cursor: PullCursor(version: last, initialSyncFloor: initialFloor, collections: filter), hasMore: true)
+            }
+            return Page(changes: changes, cursor: PullCursor(version: max(last, counter), initialSyncFloor: nil, collections: filter), hasMore: false)
         }
     }
 }
 
 /// The opaque pull cursor: the last `serverVersion` a device has seen, base64url-encoded with
 /// a format tag so that it can change without breaking devices in the field.
+///
+/// `v2:<version>:<initial>:<collections>` also carries, during an initial sync, the user's
+/// counter when it began (tombstones at or below it are skipped, and only a purge past it
+/// expires the cursor), and the collections it was pulled with (a hexadecimal bit mask over
+/// `SyncCollection.allCases`). `v1:<version>` cursors from earlier servers are
+/// still accepted, for any collections.
 public struct PullCursor: Sendable, Equatable {
     public let version: Int64
+    public let initialSyncFloor: Int64?
+    /// Nil: any collections (a v1 cursor).
+    public let collections: UInt32?
 
-    public init(version: Int64) { self.version = version }
+    public init(version: Int64, initialSyncFloor: Int64? = nil, collections: UInt32? = PullCursor.filter(SyncCollection.allCases)) {
+        self.version = version
+        self.initialSyncFloor = initialSyncFloor
+        self.collections = collections
+    }
+
+    public static func filter(_ collections: [SyncCollection]) -> UInt32 {
+        collections.reduce(0) { mask, collection in
+            guard let bit = SyncCollection.allCases.firstIndex(of: collection) else { return mask }
+            return mask | (1 << UInt32(bit))
+        }
+    }
 
     public init?(_ text: String) {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
-        guard text.count <= 64, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8),
-            decoded.hasPrefix("v1:"), let version = Int64(decoded.dropFirst(3)), version >= 0
-        else { return nil }
-        self.version = version
+        guard text.count <= 64, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8) else { return nil }
+        let parts = decoded.split(separator: ":", omittingEmptySubsequences: false)
+        switch parts.first {
+        case "v1":
+            guard parts.count == 2, let version = Int64(parts[1]), version >= 0 else { return nil }
+            self.init(version: version, initialSyncFloor: nil, collections: nil)
+        case "v2":
+            guard parts.count == 4, let version = Int64(parts[1]), version >= 0 else { return nil }
+            var floor: Int64?
+            if parts[2] != "-" {
+                guard let value = Int64(parts[2]), value >= 0 else { return nil }
+                floor = value
+            }
+            guard let mask = UInt32(parts[3], radix: 16), mask != 0, mask < (1 << UInt32(SyncCollection.allCases.count)) else { return nil }
+            self.init(version: version, initialSyncFloor: floor, collections: mask)
+        default:
+            return nil
+        }
     }
 
     public var text: String {
-        Data("v1:\(version)".utf8).base64EncodedString()
+        let plain: String
+        if let collections {
+            plain = "v2:\(version):\(initialSyncFloor.map(String.init) ?? "-"):\(String(collections, radix: 16))"
+        } else {
+            plain = "v1:\(version)"
+        }
+        return Data(plain.utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 }

@@ -15,14 +15,22 @@ final class PushBatch {
     let device: String
     let batchID: UUID
     let derivedRecordID: UUID
-    let now: Date
-    private(set) var nextVersion: Int64
-    private var results: [ChangeResult?] = []
+    let context: ValidationContext
+    var now: Date { context.now }
+    /// The slow path, taken only after PostgreSQL refused data on the fast one: each
+    /// collection's write runs under a savepoint, and a refused change is isolated by
+    /// bisection and rejected, so the rest of the batch is still stored.
+    let isolatesRefusals: Bool
+    var nextVersion: Int64
+    var results: [ChangeResult?] = []
     private var raw: [[String: JSONValue]] = []
     private var accepted: [Int: PushChange] = [:]
-    private(set) var tally = PushStore.Tally()
+    var tally = PushStore.Tally()
+    /// Steps outside any one change that PostgreSQL refused on the slow path (logged by the caller).
+    var skippedSteps: [String] = []
 
-    init(connection: PGConnection, tenant: UUID, user: String, device: String, batchID: UUID, derivedRecordID: UUID, firstVersion: Int64, now: Date) {
+    init(connection: PGConnection, tenant: UUID, user: String, device: String, batchID: UUID, derivedRecordID: UUID, firstVersion: Int64,
+         context: ValidationContext, isolatesRefusals: Bool) {
         self.connection = connection
         self.tenant = tenant
         self.user = user
@@ -30,7 +38,8 @@ final class PushBatch {
         self.batchID = batchID
         self.derivedRecordID = derivedRecordID
         self.nextVersion = firstVersion
-        self.now = now
+        self.context = context
+        self.isolatesRefusals = isolatesRefusals
     }
 
 
@@ -41,13 +50,13 @@ final class PushBatch {
 
     // MARK: - Driving
 
-    func apply(_ changes: [[String: JSONValue]], maximumSkew: TimeInterval) async throws {
+    func apply(_ changes: [[String: JSONValue]]) async throws {
         raw = changes
         results = Array(repeating: nil, count: changes.count)
         var valid: [PushChange] = []
         for (index, fields) in changes.enumerated() {
             do {
-                let change = try PushChange.validate(fields, index: index, now: now, maximumSkew: maximumSkew)
+                let change = try PushChange.validate(fields, index: index, context: context)
                 accepted[index] = change
                 valid.append(change)
             } catch {
@@ -57,6 +66,12 @@ final class PushBatch {
         let byCollection = Dictionary(grouping: valid, by: \.collection)
         for collection in SyncCollection.applyOrder {
             guard let changes = byCollection[collection], !changes.isEmpty else { continue }
+            try await isolatingRefusals(changes) { changes in try await self.apply(collection, changes) }
+        }
+    }
+
+    /// Writes one collection's share of the batch.
+    private func apply(_ collection: SyncCollection, _ changes: [PushChange]) async throws {
             switch collection {
             case .habits:
                 try await applyLastWriterWins(.habits, changes) { $0.id }
@@ -83,7 +98,6 @@ final class PushBatch {
             case .globalStreak, .userProgress, .usageStreak:
                 break  // refused during validation
             }
-        }
     }
 
     /// Collections whose changes feed the derived records.
@@ -94,7 +108,9 @@ final class PushBatch {
         let touched = tally.counts.contains { Self.derivedInputs.contains($0.key) && ($0.value["applied"] ?? 0) > 0 }
         guard touched else { return }
         let writer = DerivedStateWriter(connection: connection, tenant: tenant, user: user, derivedRecordID: derivedRecordID, now: now)
-        nextVersion = try await writer.recompute(nextVersion: nextVersion)
+        try await skippingRefusal(of: "derived-state recompute") {
+            self.nextVersion = try await writer.recompute(nextVersion: self.nextVersion)
+        }
     }
 
     func responseJSON() -> String {
@@ -106,22 +122,22 @@ final class PushBatch {
 
     // MARK: - Results
 
-    private func record(_ result: ChangeResult, collection: String) {
+    func record(_ result: ChangeResult, collection: String) {
         results[result.index] = result
         tally.counts[collection, default: [:]][result.status.rawValue, default: 0] += 1
     }
 
     private func rawID(_ index: Int) -> String? {
         guard case .string(let text)? = raw[index]["id"] else { return nil }
-        return UUID(uuidString: text)?.uuidString.lowercased() ?? String(text.prefix(200))
+        return UUID(uuidString: text)?.uuidString.lowercased() ?? TextRules.storable(String(text.unicodeScalars.prefix(200)))
     }
 
-    private func rawCollection(_ index: Int) -> String {
+    func rawCollection(_ index: Int) -> String {
         guard case .string(let text)? = raw[index]["collection"], SyncCollection(rawValue: text) != nil else { return "unknown" }
         return text
     }
 
-    private func reject(_ index: Int, _ error: any Error) {
+    func reject(_ index: Int, _ error: any Error) {
         let rejection = error as? ChangeRejection ?? ChangeRejection(.invalidField, "\(error)")
         var result = ChangeResult(index: index, id: rawID(index), status: .rejected, error: rejection)
         result.clamped = accepted[index]?.clamped ?? false
@@ -191,44 +207,53 @@ final class PushBatch {
             let deleted = ordered.filter { written.contains($0.key) && $0.value.op == .delete }.map { ($0.key, $0.value.updatedAt) }
             try await cascadeHabitDeletes(deleted)
         }
-        if table.collection == .userSettings, let settings = ordered.first, written.contains(settings.key),
-            case .userSettings(let record)? = settings.value.record {
-            try await connection.query("UPDATE users SET time_zone = \(record.timezone) WHERE tenant_id = \(tenant) AND user_id = \(user)")
+        if table.collection == .userSettings, let settings = ordered.first, written.contains(settings.key) {
+            // The user's calendar follows their settings; deleted settings mean UTC again.
+            var zone = "UTC"
+            if case .userSettings(let record)? = settings.value.record { zone = record.timezone }
+            try await connection.query("UPDATE users SET time_zone = \(zone) WHERE tenant_id = \(tenant) AND user_id = \(user)")
         }
 
         let stored = try await storedRows(table.collection, keys: Array(winners.keys))
+        var sameKeyed: [(change: PushChange, key: UUID)] = []
         for change in changes {
             let key = target(change)
-            let winner = winners[key]!
-            guard let row = stored[key.uuidString.lowercased()] else {
+            guard let winner = winners[key], let row = stored[key.uuidString.lowercased()] else {
                 reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
                 continue
             }
-            if winner.index == change.index, written.contains(key), !updatedByOverride.contains(change.index) {
-                applied(change, version: versions[key]!, canonical: key)
-            } else if row.lwwKey == LWWKey(updatedAt: change.updatedAt, deviceID: device), sameContent(change, row) {
-                unchanged(change, stored: row, canonical: key)
+            if winner.index == change.index, written.contains(key), !updatedByOverride.contains(change.index), let version = versions[key] {
+                applied(change, version: version, canonical: key)
+            } else if row.lwwKey == LWWKey(updatedAt: change.updatedAt, deviceID: device) {
+                sameKeyed.append((change, key))
             } else if table.collection == .focusSessions, winner.index == change.index,
-                LWWKey(updatedAt: change.updatedAt, deviceID: device) > row.lwwKey, !row.deleted,
+                LWWKey(updatedAt: change.updatedAt, deviceID: device) > row.lwwKey, !row.deleted, let state = row.focusState,
                 case .focusSession(let incoming)? = change.record,
-                case .focusSession(let storedSession)? = row.validatedRecord(.focusSessions),
-                FocusSessionRecord.isTerminal(storedSession.state), incoming.state != storedSession.state {
-                reject(change.index, ChangeRejection(.invalidTransition, field: "state", "the session is \(storedSession.state), which is final; it cannot become \(incoming.state)"))
+                FocusSessionRecord.isTerminal(state), incoming.state != state {
+                reject(change.index, ChangeRejection(.invalidTransition, field: "state", "the session is \(state), which is final; it cannot become \(incoming.state)"))
             } else {
                 superseded(change, by: row)
             }
         }
+        // Same key as stored: the same write again (unchanged) or other content (superseded).
+        let same = try await storedAsSent(table, sameKeyed, keyedByUser: keyedByUser)
+        for (change, key) in sameKeyed {
+            guard let row = stored[key.uuidString.lowercased()] else { continue }
+            if same.contains(change.index) { unchanged(change, stored: row, canonical: key) } else { superseded(change, by: row) }
+        }
     }
 
-    /// Whether the stored row already is exactly this change.
-    private func sameContent(_ change: PushChange, _ row: StoredRow) -> Bool {
-        if change.op == .delete { return row.deleted }
-        guard var incoming = change.record, let stored = row.validatedRecord(change.collection) else { return false }
-        if case .habit(var habit) = incoming, habit.createdAt == nil, case .habit(let storedHabit) = stored {
-            habit.createdAt = storedHabit.createdAt
-            incoming = .habit(habit)
+    /// The indices of `changes` whose content the table already holds exactly, decided by
+    /// PostgreSQL on the stored columns (one statement, none when `changes` is empty).
+    private func storedAsSent(_ table: SyncTable, _ changes: [(change: PushChange, key: UUID)], keyedByUser: Bool = false, key: String = "id") async throws -> Set<Int> {
+        guard !changes.isEmpty else { return [] }
+        let rows = changes.map { change, target in
+            SyncRow(id: target, version: Int64(change.index), updatedAt: change.updatedAt, updatedBy: device, isDelete: change.op == .delete,
+                    values: change.record.map(table.values) ?? [])
         }
-        return incoming == stored
+        let sql = SyncTableSQL.sameContent(table, keyedByUser: keyedByUser, key: key)
+        return Set(try await connection.query(PGQuery(unsafeSQL: sql, binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: table)))
+            .rows.map { Int(try $0.decode("change_index", as: Int64.self)) })
     }
 
     private func storedRows(_ collection: SyncCollection, keys: [UUID], by column: String = "id") async throws -> [String: StoredRow] {
@@ -243,7 +268,7 @@ final class PushBatch {
             let stored = StoredRow(
                 id: try row.decode("id"), key: try row.decode("key"), updatedAt: try row.decode("updated_at"),
                 updatedBy: try row.decode("updated_by"), deleted: try row.decode("deleted"), serverVersion: try row.decode("server_version"),
-                change: try row.decode("change"), record: try row.decode("record"))
+                change: try row.decode("change"), focusState: try row.decodeIfPresent("focus_state"))
             rows[stored.key] = stored
         }
         return rows
@@ -363,8 +388,7 @@ final class PushBatch {
             let id = try row.decode("id", as: UUID.self)
             if latestByID[id] == nil { running.append((id, try row.decode("start_time", as: Date.self), nil)) }
         }
-        guard running.count > 1 else { return ([], [:]) }
-        let survivor = running.max { ($0.start, $0.id.uuidString) < ($1.start, $1.id.uuidString) }!
+        guard running.count > 1, let survivor = running.max(by: { ($0.start, $0.id.uuidString) < ($1.start, $1.id.uuidString) }) else { return ([], [:]) }
         var serverAuthored: Set<Int> = []
         var records: [Int: ValidatedRecord] = [:]
         var storedLosers: [UUID] = []
@@ -412,11 +436,13 @@ final class PushBatch {
             ])).rows.map { try $0.decode("id", as: UUID.self) }
         }
         let existing = candidates.isEmpty ? [:] : try await storedRows(table.collection, keys: candidates)
+        let storedChanges = changes.filter { existing[$0.id.uuidString.lowercased()] != nil }
+        let same = try await storedAsSent(table, storedChanges.map { ($0, $0.id) })
         var firstInBatch: [UUID: PushChange] = [:]
         var toInsert: [PushChange] = []
         for change in changes {
             if let row = existing[change.id.uuidString.lowercased()] {
-                if sameContent(change, row) { unchanged(change, stored: row) } else {
+                if same.contains(change.index) { unchanged(change, stored: row) } else {
                     reject(change.index, ChangeRejection(.immutableRecord, field: "record", "\(table.collection.rawValue) \(change.id.uuidString.lowercased()) already exists with other content; append a new record instead"))
                 }
             } else if let first = firstInBatch[change.id] {
@@ -436,9 +462,17 @@ final class PushBatch {
             return SyncRow(id: change.id, version: version, updatedAt: change.updatedAt, updatedBy: device, isDelete: false, values: change.record.map(table.values) ?? [])
         }
         let sql = registry ? SyncTableSQL.appendOnlyRegistered(table) : SyncTableSQL.appendOnly(table)
-        _ = try await connection.query(PGQuery(unsafeSQL: sql, binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: table)))
+        let inserted = Set(try await connection.query(PGQuery(unsafeSQL: sql, binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: table)))
+            .rows.map { try $0.decode("id", as: UUID.self) })
         for change in changes where results[change.index] == nil {
-            if let version = versions[change.id] {
+            if !inserted.contains(change.id) {
+                // Registered long ago but no longer in `usage_events`: maintenance moved its
+                // month to the archive. It was stored, so this is a retry; it has no live
+                // version any more, so none is reported.
+                var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .unchanged)
+                result.clamped = change.clamped
+                record(result, collection: change.collection.rawValue)
+            } else if let version = versions[change.id] {
                 if firstInBatch[change.id]?.index == change.index {
                     applied(change, version: version)
                 } else {
@@ -478,16 +512,20 @@ final class PushBatch {
             tenant.pgBind(), user.pgBind(), Array(winners.keys).pgBind(),
         ])
         let stored = try await storedRows(query)
+        var notWritten: [(change: PushChange, key: UUID)] = []
         for change in changes {
             let key = achievementID(change)
             guard let row = stored[key] else { continue }
-            if winners[key]?.index == change.index, written.contains(key) {
-                applied(change, version: versions[key]!, canonical: row.id)
-            } else if sameContent(change, row) {
-                unchanged(change, stored: row, canonical: row.id)
+            if winners[key]?.index == change.index, written.contains(key), let version = versions[key] {
+                applied(change, version: version, canonical: row.id)
             } else {
-                superseded(change, by: row)
+                notWritten.append((change, row.id))
             }
+        }
+        let same = try await storedAsSent(.achievements, notWritten, key: "achievement_id")
+        for (change, _) in notWritten {
+            guard let row = stored[achievementID(change)] else { continue }
+            if same.contains(change.index) { unchanged(change, stored: row, canonical: row.id) } else { superseded(change, by: row) }
         }
     }
 
@@ -511,22 +549,25 @@ final class PushBatch {
         guard !losers.isEmpty else { return }
         func text(_ index: Int, _ field: String) -> String? {
             guard case .string(let value)? = raw[index][field] else { return nil }
-            return value
+            return TextRules.storable(value)
         }
+        func storable(_ text: String?, _ length: Int) -> String? { text.map { TextRules.storable(String($0.unicodeScalars.prefix(length))) } }
         let binds: [PGBind] = [
             tenant.pgBind(), user.pgBind(), device.pgBind(), batchID.pgBind(),
-            losers.map { String(rawCollection($0.index).prefix(100)) }.pgBind(),
-            losers.map { $0.id.map { String($0.prefix(200)) } }.pgBind(),
+            losers.map { rawCollection($0.index) }.pgBind(),
+            losers.map { storable($0.id, 200) }.pgBind(),
             losers.map { $0.status.rawValue }.pgBind(),
             losers.map { $0.error?.code.rawValue }.pgBind(),
-            losers.map { $0.error?.field.map { String($0.prefix(200)) } }.pgBind(),
-            losers.map { $0.error.map { String($0.message.prefix(2000)) } }.pgBind(),
+            losers.map { storable($0.error?.field, 200) }.pgBind(),
+            losers.map { storable($0.error?.message, 2000) }.pgBind(),
             losers.map { text($0.index, "op").flatMap { ChangeOperation(rawValue: $0)?.rawValue } }.pgBind(),
-            losers.map { JSONValue.object(raw[$0.index]).jsonText }.pgBind(),
-            losers.map { accepted[$0.index]?.updatedAt ?? text($0.index, "updatedAt").flatMap(WireTime.parse) }.pgBind(),
+            losers.map { JSONValue.object(raw[$0.index]).storable.jsonText }.pgBind(),
+            losers.map { accepted[$0.index]?.updatedAt ?? text($0.index, "updatedAt").flatMap { WireTime.parse($0, years: LocalDate.recordYears) } }.pgBind(),
             losers.map { $0.winningKey?.updatedAt }.pgBind(),
             losers.map { $0.winningKey?.updatedBy }.pgBind(),
         ]
-        try await connection.query(PGQuery(unsafeSQL: Self.insertConflicts, binds: binds))
+        try await skippingRefusal(of: "conflict log") {
+            try await self.connection.query(PGQuery(unsafeSQL: Self.insertConflicts, binds: binds))
+        }
     }
 }

@@ -12,13 +12,19 @@ import LibPQClient
 public struct PushStore: Sendable {
     public let pool: PGPool
     public let statementTimeout: Duration
-    /// How far ahead of the server clock an `updatedAt` may be before it is clamped.
+    /// How far ahead of the server clock an `updatedAt` may be before it is clamped (and an
+    /// event time before it is refused).
     public let maximumSkew: TimeInterval
+    public let timeZones: TimeZoneCatalog
+    public let queue: UserPushQueue
 
-    public init(pool: PGPool, statementTimeout: Duration = .seconds(5), maximumSkew: TimeInterval = 300) {
+    public init(pool: PGPool, statementTimeout: Duration = .seconds(5), maximumSkew: TimeInterval = 300,
+                timeZones: TimeZoneCatalog = TimeZoneCatalog(), queue: UserPushQueue = UserPushQueue()) {
         self.pool = pool
         self.statementTimeout = statementTimeout
         self.maximumSkew = maximumSkew
+        self.timeZones = timeZones
+        self.queue = queue
     }
 
     public enum Outcome: Sendable, Equatable {
@@ -28,9 +34,13 @@ public struct PushStore: Sendable {
         case batchConflict
     }
 
-    /// What one push did, for metrics: results by collection and status.
+    /// What one push did, for metrics: results by collection and status, and the steps the
+    /// slow path had to skip because PostgreSQL refused them (for the log).
     public struct Tally: Sendable, Equatable {
         public var counts: [String: [String: Int]] = [:]
+        public var skippedSteps: [String] = []
+        /// Whether the batch took the slow path (a change PostgreSQL refused).
+        public var isolatedRefusals = false
     }
 
     static func lockUser(tenant: UUID, user: String) -> PGQuery {
@@ -69,6 +79,20 @@ public struct PushStore: Sendable {
     /// - Parameter requestHash: SHA-256 of the (decompressed) request body: a retry must send
     ///   the same bytes; other bytes under the same batchId are a conflict.
     public func push(identity: VerifiedIdentity, deviceID: String, request: PushRequest, requestHash: [UInt8], now: Date = Date()) async throws -> (Outcome, Tally) {
+        let context = ValidationContext(now: now, maximumSkew: maximumSkew, timeZones: try await timeZones.names(pool))
+        return try await queue.serialised(tenant: identity.tenantID, user: identity.userID) {
+            do {
+                return try await push(identity: identity, deviceID: deviceID, request: request, requestHash: requestHash, context: context, isolatingRefusals: false)
+            } catch let error as PGError where error.isDataError {
+                // PostgreSQL refused some value: the transaction rolled back whole. Apply the
+                // batch again on the slow path, which finds and rejects what it refuses.
+                return try await push(identity: identity, deviceID: deviceID, request: request, requestHash: requestHash, context: context, isolatingRefusals: true)
+            }
+        }
+    }
+
+    private func push(identity: VerifiedIdentity, deviceID: String, request: PushRequest, requestHash: [UInt8], context: ValidationContext,
+                      isolatingRefusals: Bool) async throws -> (Outcome, Tally) {
         try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
             let user = try await connection.query(Self.lockUser(tenant: identity.tenantID, user: identity.userID)).single()
@@ -85,8 +109,8 @@ public struct PushStore: Sendable {
 
             let batch = PushBatch(
                 connection: connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batchID: request.batchId,
-                derivedRecordID: derivedID, firstVersion: counter + 1, now: now)
-            try await batch.apply(request.changes, maximumSkew: maximumSkew)
+                derivedRecordID: derivedID, firstVersion: counter + 1, context: context, isolatesRefusals: isolatingRefusals)
+            try await batch.apply(request.changes)
             try await batch.recomputeDerivedStateIfNeeded()
             try await batch.logConflicts()
             if batch.nextVersion - 1 > counter {
@@ -94,7 +118,10 @@ public struct PushStore: Sendable {
             }
             let body = Array(batch.responseJSON().utf8)
             try await connection.query(Self.saveBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId, hash: requestHash, body: body))
-            return (.response(status: 200, body: body, replayed: false), batch.tally)
+            var tally = batch.tally
+            tally.skippedSteps = batch.skippedSteps
+            tally.isolatedRefusals = isolatingRefusals
+            return (.response(status: 200, body: body, replayed: false), tally)
         }
     }
 }

@@ -80,8 +80,8 @@ enum SyncTableSQL {
         """
         WITH input AS (\(input(table))),
         registered AS (
-            INSERT INTO usage_event_ids (tenant_id, user_id, id, occurred_at)
-            SELECT $1, $2, i.id, i.occurred_at::timestamptz FROM input i
+            INSERT INTO usage_event_ids (tenant_id, user_id, id, occurred_at, is_exit)
+            SELECT $1, $2, i.id, i.occurred_at::timestamptz, i.event_type = 'exit_to_focus' FROM input i
             ON CONFLICT (tenant_id, user_id, id) DO NOTHING
             RETURNING id
         )
@@ -121,12 +121,34 @@ enum SyncTableSQL {
             """
     }
 
+    /// Which incoming rows the table already holds exactly: the same tombstone state and, for
+    /// a live row, every data column `IS NOT DISTINCT FROM` the incoming value. Decided by
+    /// PostgreSQL on the stored columns, so a row stored under older rules still compares.
+    /// The rows' `version` slot carries the change's index in the batch, which is returned.
+    /// `key` is the column the rows are matched on (`id`, or `achievement_id`).
+    static func sameContent(_ table: SyncTable, keyedByUser: Bool = false, key: String = "id") -> String {
+        let match = keyedByUser ? "" : " AND h.\(key) = i.\(key)"
+        let stored = table.columns.map { "h.\($0.name)" }
+        let incoming = table.columns.map { column -> String in
+            // A habit sent without createdAt keeps the stored one.
+            if column.name == "created_at" && table.collection == .habits { return "coalesce(i.created_at::timestamptz, h.created_at)" }
+            return cast(column)
+        }
+        return """
+            WITH input AS (\(input(table)))
+            SELECT i.version AS change_index
+            FROM input i JOIN \(table.table) h ON h.tenant_id = $1 AND h.user_id = $2\(match)
+            WHERE (h.deleted_at IS NOT NULL) = i.is_delete
+              AND (i.is_delete OR (\(stored.joined(separator: ", "))) IS NOT DISTINCT FROM (\(incoming.joined(separator: ", "))))
+            """
+    }
+
     /// The stored state of the given rows, as wire changes and records, for the results.
     static func current(_ collection: SyncCollection, by key: String = "id", keyType: String = "uuid") -> String {
         """
         SELECT h.id, h.\(key)::text AS key, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
                \(WireChangeSQL.change(collection, alias: "h"))::text AS change,
-               \(WireChangeSQL.record(collection, alias: "h")) AS record
+               \(collection == .focusSessions ? "h.state" : "NULL::text") AS focus_state
         FROM \(collection.table) h
         WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.\(key) = ANY($3::\(keyType)[])
         """
