@@ -56,7 +56,7 @@ public enum AccessTokenVerifier {
             throw AuthenticationFailure("outside its validity window")
         }
         let subject = claims.sub.value
-        guard (1...255).contains(subject.count) else { throw AuthenticationFailure("sub must be 1–255 characters") }
+        if let problem = SubjectRules.problem(subject) { throw AuthenticationFailure("sub \(problem)") }
         return VerifiedIdentity(tenantID: unverified.tenantID, userID: subject, expiresAt: claims.exp.value)
     }
 }

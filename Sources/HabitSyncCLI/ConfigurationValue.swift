@@ -32,16 +32,19 @@ struct ConfigurationValue {
     }
 
     /// `5s`, `250ms`, `2m`, or a bare number of seconds.
+    /// A positive duration (`250ms`, `5s`, `2m`, `1h`, `90d`, or bare seconds) of at most
+    /// 100 years; anything longer is refused rather than overflowing `Duration`.
     static func duration(_ text: String) -> Duration? {
-        let units: [(String, (Double) -> Duration)] = [
-            ("ms", { .milliseconds($0) }), ("s", { .milliseconds($0 * 1000) }), ("m", { .milliseconds($0 * 60_000) }),
-            ("h", { .milliseconds($0 * 3_600_000) }), ("d", { .milliseconds($0 * 86_400_000) }),
-        ]
-        for (suffix, make) in units where text.hasSuffix(suffix) {
-            guard let number = Double(text.dropLast(suffix.count)), number > 0, number.isFinite else { return nil }
-            return make(number)
+        let units: [(suffix: String, milliseconds: Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
+        var number = Double(text)
+        var factor = 1000.0
+        if number == nil, let unit = units.first(where: { text.hasSuffix($0.suffix) }) {
+            number = Double(text.dropLast(unit.suffix.count))
+            factor = unit.milliseconds
         }
-        guard let seconds = Double(text), seconds > 0, seconds.isFinite else { return nil }
-        return .milliseconds(seconds * 1000)
+        guard let number, number.isFinite, number > 0 else { return nil }
+        let milliseconds = number * factor
+        guard milliseconds <= 100 * 365.25 * 86_400_000 else { return nil }
+        return .milliseconds(milliseconds)
     }
 }

@@ -56,10 +56,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-clock-skew"), help: ArgumentHelp("How far ahead of the server clock updatedAt may be before it is clamped. Env: HABITSYNC_MAX_CLOCK_SKEW. Default: 5m.", valueName: "duration"))
     var maxClockSkew: String?
 
+    @Option(name: .customLong("decode-budget"), help: ArgumentHelp(
+        "Memory for push bodies being decoded, server-wide; a push beyond it gets 503 with Retry-After. Env: HABITSYNC_DECODE_BUDGET. Default: 104857600 (100 MiB).",
+        valueName: "bytes"))
+    var decodeBudget: String?
+
+    @Option(name: .customLong("pool-lease-timeout"), help: ArgumentHelp(
+        "How long a request waits for a free database connection before it gets 503. Env: HABITSYNC_POOL_LEASE_TIMEOUT. Default: 10s.", valueName: "duration"))
+    var poolLeaseTimeout: String?
+
     struct Settings {
         var server: ServerConfiguration
         var migrate: MigrateMode
         var poolSize: Int
+        var poolLeaseTimeout: Duration
         var drainTimeout: Duration
         var requestRole: String
     }
@@ -96,11 +106,17 @@ struct ServeCommand: AsyncParsableCommand {
         let skew = try ConfigurationValue.resolve(
             flag: maxClockSkew, flagName: "max-clock-skew", environmentVariable: "HABITSYNC_MAX_CLOCK_SKEW", default: Duration.seconds(300),
             rule: "must be a positive duration such as 5m", parse: ConfigurationValue.duration)
+        let budget = try ConfigurationValue.resolve(
+            flag: decodeBudget, flagName: "decode-budget", environmentVariable: "HABITSYNC_DECODE_BUDGET", default: 100 * 1024 * 1024,
+            rule: "must be a whole number of bytes from 1048576 to 68719476736", parse: { Int($0).flatMap { (1_048_576...68_719_476_736).contains($0) ? $0 : nil } })
+        let leaseTimeout = try ConfigurationValue.resolve(
+            flag: poolLeaseTimeout, flagName: "pool-lease-timeout", environmentVariable: "HABITSYNC_POOL_LEASE_TIMEOUT",
+            default: Duration.seconds(10), rule: "must be a positive duration such as 10s", parse: ConfigurationValue.duration)
         let limits = SyncLimits(maximumChanges: maxChanges, maximumBodyBytes: maxBytes,
                                 maximumClockSkewSeconds: skew / .seconds(1))
         return Settings(
-            server: ServerConfiguration(host: host, port: port, statementTimeout: statementTimeout, limits: limits),
-            migrate: migrate, poolSize: poolSize, drainTimeout: drainTimeout, requestRole: requestRole)
+            server: ServerConfiguration(host: host, port: port, statementTimeout: statementTimeout, limits: limits, bodyBudgetBytes: budget),
+            migrate: migrate, poolSize: poolSize, poolLeaseTimeout: leaseTimeout, drainTimeout: drainTimeout, requestRole: requestRole)
     }
 
     func run() async throws {
@@ -120,7 +136,7 @@ struct ServeCommand: AsyncParsableCommand {
         let pool = PGPool(
             configuration: .init(
                 connection: ServerConfiguration.requestConnection(connectionString: database.connectionString, role: settings.requestRole),
-                maximumConnections: settings.poolSize),
+                maximumConnections: settings.poolSize, leaseTimeout: settings.poolLeaseTimeout),
             logger: logger)
         let readiness = Readiness()
         let app = buildApplication(

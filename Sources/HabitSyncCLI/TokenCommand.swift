@@ -20,12 +20,12 @@ struct TokenCommand: AsyncParsableCommand {
         @Flag(help: "Print one JSON object instead of the token.") var json = false
 
         func validate() throws {
-            guard (1...255).contains(user.count) else { throw ValidationError("--user must be 1–255 characters") }
+            if let problem = SubjectRules.problem(user) { throw ValidationError("--user \(problem)") }
             guard ConfigurationValue.duration(ttl) != nil else { throw ValidationError("--ttl '\(ttl)': must be a duration such as 1h") }
         }
 
         func run() async throws {
-            let duration = ConfigurationValue.duration(ttl)!
+            guard let duration = ConfigurationValue.duration(ttl) else { throw ValidationError("--ttl '\(ttl)': must be a duration such as 1h") }
             let seconds = duration / .seconds(1)
             let (tenantID, key) = try await common.withOwnerPool(logger: try common.makeQuietLogger(), applicationName: "habitsync-server token") { pool in
                 let store = TenantStore(pool: pool)

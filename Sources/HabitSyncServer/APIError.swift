@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HabitSyncDomain
+import HabitSyncStore
 import LibPQClient
 
 /// An error as the HTTP API reports it: a stable machine-readable code, a message a person
@@ -35,16 +37,48 @@ public struct APIError: Error, Sendable, HTTPResponseError {
     public static let internalError = APIError(
         status: .internalServerError, code: "internal", message: "an unexpected error occurred; it has been logged")
 
-    /// Maps any error to the API error the client sees. Database errors never leak SQL or
-    /// parameters: a lost database is 503, anything else unexpected is 500 (and a bug).
+    /// Maps any error to the API error the client sees: the one place where errors of the
+    /// layers below become statuses. Database errors never leak SQL or parameters: what a retry
+    /// can cure (a lost database, a timeout, a busy pool) is 503 with `Retry-After`, anything
+    /// else unexpected is 500 (and a bug, logged by the caller).
     public static func from(_ error: any Error) -> APIError {
         switch error {
         case let error as APIError:
             return error
+        case let error as PushRequestError:
+            switch error.code {
+            case .tooManyChanges, .tooLarge:
+                return APIError(status: .contentTooLarge, code: "too_large", message: error.message, field: error.field)
+            case .malformedJSON, .malformedRequest, .unknownField, .invalidField:
+                return APIError(status: .badRequest, code: error.code.rawValue, message: error.message, field: error.field)
+            }
+        case let error as StoreError:
+            switch error.code {
+            case .tooManyPushes:
+                return APIError(status: .tooManyRequests, code: "too_many_requests", message: error.message, retryAfterSeconds: 1)
+            case .tenantNotFound:
+                return APIError(status: .notFound, code: error.code.rawValue, message: error.message)
+            case .tenantExists:
+                return APIError(status: .conflict, code: error.code.rawValue, message: error.message)
+            case .noSigningKey:
+                return APIError(status: .conflict, code: error.code.rawValue, message: error.message)
+            }
+        case PullStore.Failure.cursorExpired:
+            return APIError(status: .gone, code: "cursor_expired", message: "the cursor is older than the tombstone retention; pull again without a cursor", field: "cursor")
+        case PullStore.Failure.cursorForOtherCollections:
+            return APIError(status: .badRequest, code: "invalid_parameter", message: "the cursor was issued for other collections; pull with the same collections, or without a cursor", field: "cursor")
         case let error as PGError where error.isConnectionFailure || error.sqlState == .tooManyConnections:
             return .unavailable
-        case let error as PGError where error.sqlState == .queryCanceled || error.sqlState == .lockNotAvailable:
+        case let error as PGError where error.sqlState == .queryCanceled || error.sqlState == .lockNotAvailable
+            || error.sqlState == .serializationFailure || error.sqlState == .deadlockDetected:
             return APIError(status: .serviceUnavailable, code: "unavailable", message: "the database is busy; retry shortly", retryAfterSeconds: 1)
+        case let error as PGError where !error.isDataError && error.kind == .server:
+            // Rolled back whole; nothing was stored. A bug or a schema behind the binary is
+            // logged by the caller; the device retries, as it would after a restart.
+            _ = error
+            return APIError(status: .serviceUnavailable, code: "unavailable", message: "the request could not be completed and nothing of it was applied; retry it", retryAfterSeconds: 1)
+        case let error as PGPool.LeaseTimeout:
+            return APIError(status: .serviceUnavailable, code: "unavailable", message: "every database connection is busy (waited \(error.waited)); retry shortly", retryAfterSeconds: 1)
         case let error as HTTPError:
             switch error.status {
             case .notFound: return APIError(status: .notFound, code: "not_found", message: "no such route")

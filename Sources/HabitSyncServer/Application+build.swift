@@ -32,7 +32,7 @@ public func buildApplication(
     SyncController(
         push: PushStore(pool: pool, statementTimeout: configuration.statementTimeout, maximumSkew: configuration.limits.maximumClockSkewSeconds),
         pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout),
-        limits: configuration.limits, metrics: metrics
+        limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes)
     ).addRoutes(to: v1)
     StatsController(stats: StatsStore(pool: pool, statementTimeout: configuration.statementTimeout)).addRoutes(to: v1)
     return Application(

@@ -23,7 +23,9 @@ struct RequestObservationMiddleware: RouterMiddleware {
             response = try await next(request, context)
         } catch {
             let apiError = APIError.from(error)
-            if apiError.status.code >= 500 && apiError.code != "unavailable" {
+            // A bug (500) or an unexpected database error is logged; a 503 the server chose
+            // (database lost, busy, memory budget) is not an error of this request.
+            if apiError.status == .internalServerError || (error as? PGError)?.kind == .server {
                 // PGError's description carries SQLSTATE and the server's message, never parameters.
                 let detail = (error as? PGError).map { "\($0)" } ?? String(reflecting: type(of: error))
                 context.logger.error("request failed", metadata: ["error": .string(detail)])

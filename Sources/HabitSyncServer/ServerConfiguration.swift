@@ -24,12 +24,16 @@ public struct ServerConfiguration: Sendable {
     public var statementTimeout: Duration
     public var serverName: String
     public var limits: SyncLimits
+    /// Memory for push bodies being decoded at once (`RequestBodyBudget`).
+    public var bodyBudgetBytes: Int
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server", limits: SyncLimits = SyncLimits()) {
+    public init(host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server",
+                limits: SyncLimits = SyncLimits(), bodyBudgetBytes: Int = 100 * 1024 * 1024) {
         self.host = host
         self.port = port
         self.statementTimeout = statementTimeout
         self.serverName = serverName
         self.limits = limits
+        self.bodyBudgetBytes = bodyBudgetBytes
     }
 }

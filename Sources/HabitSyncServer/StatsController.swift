@@ -14,18 +14,19 @@ struct StatsController: Sendable {
             guard let identity = context.identity else { throw APIError.unauthorized }
             let query = request.uri.queryParameters
             for (name, _) in query where name != "from" && name != "to" {
-                throw APIError(status: .badRequest, code: "invalid_parameter", message: "unknown query parameter '\(name)' (from, to)", field: String(name))
+                throw APIError(status: .badRequest, code: "invalid_parameter", message: "unknown query parameter '\(TextRules.quoted(String(name)))' (from, to)", field: TextRules.quoted(String(name)))
             }
             func date(_ name: String) throws -> LocalDate? {
                 guard let text = query[Substring(name)] else { return nil }
-                guard let date = LocalDate(String(text)) else {
-                    throw APIError(status: .badRequest, code: "invalid_parameter", message: "\(name) must be a date yyyy-MM-dd, not '\(text)'", field: name)
+                let years = LocalDate.queryYears
+                guard let date = LocalDate(String(text), years: years) else {
+                    throw APIError(status: .badRequest, code: "invalid_parameter",
+                                   message: "\(name) must be a date yyyy-MM-dd in years \(years.lowerBound)–\(years.upperBound), not '\(TextRules.quoted(String(text)))'", field: name)
                 }
                 return date
             }
-            var end = try date("to")
-            if end == nil { end = try await stats.today(identity) }
-            let to = end!
+            let to: LocalDate
+            if let end = try date("to") { to = end } else { to = try await stats.today(identity) }
             let from = try date("from") ?? to.adding(days: -29)
             guard from <= to, to.dayNumber - from.dayNumber <= 3660 else {
                 throw APIError(status: .badRequest, code: "invalid_parameter", message: "from must not be after to, and the range at most 10 years", field: "from")

@@ -16,6 +16,7 @@ struct SyncController: Sendable {
     let pull: PullStore
     let limits: SyncLimits
     let metrics: ServerMetrics
+    let bodyBudget: RequestBodyBudget
 
     func addRoutes(to group: RouterGroup<HabitSyncRequestContext>) {
         group.post("sync/push") { request, context in try await handlePush(request, context) }
@@ -28,8 +29,13 @@ struct SyncController: Sendable {
         guard let value = request.headers[.deviceID] else {
             throw APIError(status: .badRequest, code: "missing_device_id", message: "the X-Device-Id header (1–100 characters) is required on push", field: "X-Device-Id")
         }
-        guard (1...100).contains(value.unicodeScalars.count), !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard (1...100).contains(value.unicodeScalars.count), TextRules.firstControlCharacter(in: value) == nil else {
             throw APIError(status: .badRequest, code: "invalid_device_id", message: "X-Device-Id must be 1–100 printable characters", field: "X-Device-Id")
+        }
+        // `server` authors the server's own writes (cascades, abandoned sessions, awards) and
+        // breaks LWW ties: no device may pose as it.
+        guard value.lowercased() != "server" else {
+            throw APIError(status: .badRequest, code: "invalid_device_id", message: "X-Device-Id 'server' is reserved for the server's own writes", field: "X-Device-Id")
         }
         return value
     }
@@ -41,23 +47,25 @@ struct SyncController: Sendable {
         guard contentType.hasPrefix("application/json") else {
             throw APIError(status: .unsupportedMediaType, code: "unsupported_media_type", message: "push bodies are JSON: send Content-Type: application/json")
         }
-        let body = try await readBody(request)
-        let parsed: PushRequest
-        do {
-            parsed = try PushRequest.parse(Data(body), maximumChanges: limits.maximumChanges)
-        } catch {
-            throw APIError(status: HTTPResponse.Status(code: error.status), code: error.code == "too_many_changes" ? "too_large" : error.code, message: error.message, field: error.field)
+        // Reserve the memory this body may take before reading it (a gzip body may inflate to
+        // the limit, a body without Content-Length may be as large as the limit).
+        let declared = request.headers[.contentLength].flatMap { Int($0) }
+        if let declared, declared > limits.maximumBodyBytes { throw tooLarge }
+        let compressed = request.headers[.contentEncoding].map { $0.lowercased() != "identity" } ?? false
+        let reservation = RequestBodyBudget.estimate(bodyBytes: compressed ? limits.maximumBodyBytes : declared ?? limits.maximumBodyBytes)
+        guard bodyBudget.reserve(reservation) else {
+            throw APIError(status: .serviceUnavailable, code: "busy", message: "the server is decoding as many large pushes as its memory budget allows; retry shortly", retryAfterSeconds: 1)
         }
+        defer { bodyBudget.release(reservation) }
+        let body = try await readBody(request)
+        let parsed = try PushRequest.parse(bytes: body, maximumChanges: limits.maximumChanges)
         let hash = Array(SHA256.hash(data: body))
-        let outcome: PushStore.Outcome
-        let tally: PushStore.Tally
-        do {
-            (outcome, tally) = try await push.push(identity: identity, deviceID: device, request: parsed, requestHash: hash, now: Date())
-        } catch let error as PGError {
-            // The batch's transaction rolled back whole: nothing of it is stored, and the
-            // device retries the same batch (spec: 503). The cause is logged, not returned.
-            context.logger.error("push transaction failed", metadata: ["error": .string("\(error)")])
-            throw APIError(status: .serviceUnavailable, code: "unavailable", message: "the batch could not be stored and nothing of it was applied; retry it", retryAfterSeconds: 1)
+        let (outcome, tally) = try await push.push(identity: identity, deviceID: device, request: parsed, requestHash: hash, now: Date())
+        if tally.isolatedRefusals {
+            context.logger.warning("push stored with changes the database refused", metadata: [
+                "rejected": .stringConvertible(tally.counts.values.reduce(0) { $0 + ($1["rejected"] ?? 0) }),
+                "skipped_steps": .string(tally.skippedSteps.joined(separator: "; ")),
+            ])
         }
         switch outcome {
         case .batchConflict:
@@ -71,9 +79,12 @@ struct SyncController: Sendable {
         }
     }
 
+    private var tooLarge: APIError {
+        APIError(status: .contentTooLarge, code: "too_large", message: "the request body is larger than \(limits.maximumBodyBytes) bytes; send fewer changes per batch")
+    }
+
     /// The body, gunzipped when `Content-Encoding: gzip`, never larger than the limit.
     private func readBody(_ request: Request) async throws -> [UInt8] {
-        let tooLarge = APIError(status: .contentTooLarge, code: "too_large", message: "the request body is larger than \(limits.maximumBodyBytes) bytes; send fewer changes per batch")
         var buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: limits.maximumBodyBytes)
@@ -105,12 +116,12 @@ struct SyncController: Sendable {
         guard let identity = context.identity else { throw APIError.unauthorized }
         let query = request.uri.queryParameters
         for (name, _) in query where !Self.pullParameters.contains(String(name)) {
-            throw APIError(status: .badRequest, code: "invalid_parameter", message: "unknown query parameter '\(name)' (cursor, limit, collections)", field: String(name))
+            throw APIError(status: .badRequest, code: "invalid_parameter", message: "unknown query parameter '\(TextRules.quoted(String(name)))' (cursor, limit, collections)", field: TextRules.quoted(String(name)))
         }
         var limit = 500
         if let text = query["limit"] {
             guard let value = Int(text), (1...5000).contains(value) else {
-                throw APIError(status: .badRequest, code: "invalid_parameter", message: "limit must be a whole number from 1 to 5000, not '\(text)'", field: "limit")
+                throw APIError(status: .badRequest, code: "invalid_parameter", message: "limit must be a whole number from 1 to 5000, not '\(TextRules.quoted(String(text)))'", field: "limit")
             }
             limit = value
         }
@@ -126,18 +137,13 @@ struct SyncController: Sendable {
             var chosen: [SyncCollection] = []
             for name in text.split(separator: ",", omittingEmptySubsequences: false) {
                 guard let collection = SyncCollection(rawValue: String(name)) else {
-                    throw APIError(status: .badRequest, code: "invalid_parameter", message: "collections: there is no collection '\(name)'", field: "collections")
+                    throw APIError(status: .badRequest, code: "invalid_parameter", message: "collections: there is no collection '\(TextRules.quoted(String(name)))'", field: "collections")
                 }
                 if !chosen.contains(collection) { chosen.append(collection) }
             }
             collections = chosen
         }
-        let page: PullStore.Page
-        do {
-            page = try await pull.pull(identity: identity, after: cursor, limit: limit, collections: collections)
-        } catch PullStore.Failure.cursorExpired {
-            throw APIError(status: .gone, code: "cursor_expired", message: "the cursor is older than the tombstone retention; pull again without a cursor", field: "cursor")
-        }
+        let page = try await pull.pull(identity: identity, after: cursor, limit: limit, collections: collections)
         metrics.recordPulled(page.changes.count)
         var json = "{\"changes\":["
         json.reserveCapacity(page.changes.reduce(64) { $0 + $1.utf8.count + 1 })

@@ -64,7 +64,7 @@ import TestSupport
             let at = WireTime.format(now.addingTimeInterval(-Double(index) * 20_000))
             var fields: [String: JSONValue] = ["eventType": .string(type), "timestamp": .string(at), "pauseDuration": .number(Double(index % 30)), "timerDuration": .number(30)]
             if type == "proceed_to_app" { fields["targetAppName"] = .string("Instagram") }
-            set.events.append(try UsageEventRecord(fields))
+            set.events.append(try UsageEventRecord(fields, context: .standalone()))
             var record: JSON = ["eventType": type, "timestamp": at, "pauseDuration": index % 30, "timerDuration": 30]
             if type == "proceed_to_app" { record["targetAppName"] = "Instagram" }
             set.changes.append(Wire.change("usageEvents", UUID(), at: Wire.at(3), record: record))

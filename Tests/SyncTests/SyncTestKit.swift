@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import HabitSyncAuth
 import HabitSyncDomain
 import HabitSyncServer
@@ -42,6 +45,33 @@ struct SyncWorld {
         try await RunningServer.with(database: database, configuration: configuration, poolSize: poolSize, body)
     }
 
+    /// Runs `body` while a transaction of the test holds `user`'s row lock (the lock every push
+    /// of that user takes first), so the user's pushes wait in PostgreSQL until `body` ends.
+    func holdingUserLock<T: Sendable>(_ user: String, _ body: () async throws -> T) async throws -> T {
+        try await database.withPool(size: 1) { pool in
+            try await pool.withTransaction { connection in
+                try await connection.query("INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), \(user)) ON CONFLICT DO NOTHING")
+                try await connection.query("SELECT 1 FROM users WHERE tenant_id = \(tenant) AND user_id = \(user) FOR UPDATE")
+                return try await body()
+            }
+        }
+    }
+
+    /// Waits until `count` backends of this database wait for a lock. Bounded by a count of
+    /// checks, not a deadline, and generous: a busy machine only makes it take longer.
+    func waitForLockWaiters(_ count: Int) async throws {
+        try await database.withPool(size: 1) { pool in
+            for _ in 0..<6000 {
+                let waiting = try await pool.withConnection {
+                    try await $0.query("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").single().decode("n", as: Int.self)
+                }
+                if waiting >= count { return }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            Issue.record("never saw \(count) backends waiting for a lock")
+        }
+    }
+
     /// Rows of a table as the owner sees them (all tenants), for checks behind the API's back.
     func count(_ table: String, where condition: String = "true") async throws -> Int {
         try await database.withPool(size: 1) { pool in
@@ -57,8 +87,9 @@ struct SyncClient: Sendable {
     let baseURL: String
     let token: String
     let device: String
+    var session: URLSession = .shared
 
-    func withDevice(_ device: String) -> SyncClient { SyncClient(baseURL: baseURL, token: token, device: device) }
+    func withDevice(_ device: String) -> SyncClient { SyncClient(baseURL: baseURL, token: token, device: device, session: session) }
 
     struct PushReply {
         let status: Int
@@ -80,7 +111,7 @@ struct SyncClient: Sendable {
         var headers = ["Authorization": "Bearer \(token)", "X-Device-Id": device, "Content-Type": "application/json"]
         for (name, value) in extra { headers[name] = value }
         headers = headers.filter { !$0.value.isEmpty }
-        let reply = try await TestHTTP.request("POST", baseURL + "/v1/sync/push", headers: headers, body: body)
+        let reply = try await TestHTTP.request("POST", baseURL + "/v1/sync/push", headers: headers, body: body, session: session)
         #expect(reply.status < 500 || (allowUnavailable && reply.status == 503), "push answered \(reply.status): \(reply.text.prefix(300))")
         return PushReply(status: reply.status, body: reply.body, json: (try? reply.json()) ?? [:])
     }
@@ -101,7 +132,7 @@ struct SyncClient: Sendable {
         if let collections { items.append("collections=\(collections)") }
         if !extra.isEmpty { items.append(extra) }
         let reply = try await TestHTTP.request("GET", baseURL + "/v1/sync/pull" + (items.isEmpty ? "" : "?" + items.joined(separator: "&")),
-                                               headers: ["Authorization": "Bearer \(token)"])
+                                               headers: ["Authorization": "Bearer \(token)"], session: session)
         #expect(reply.status < 500, "pull answered \(reply.status): \(reply.text.prefix(300))")
         return PullReply(status: reply.status, json: (try? reply.json()) ?? [:])
     }
