@@ -64,5 +64,6 @@ public enum HabitSchedule: Sendable, Equatable {
 public enum Weekday: String, Sendable, CaseIterable {
     case sunday, monday, tuesday, wednesday, thursday, friday, saturday
 
+    // Every case is in allCases.
     public var number: Int { Weekday.allCases.firstIndex(of: self)! + 1 }
 }

@@ -34,7 +34,7 @@ extension JSONValue {
         case .number(let number): JSONText.number(number)
         case .string(let text): JSONText.string(text)
         case .array(let items): "[" + items.map(\.jsonText).joined(separator: ",") + "]"
-        case .object(let fields): "{" + fields.keys.sorted().map { JSONText.string($0) + ":" + fields[$0]!.jsonText }.joined(separator: ",") + "}"
+        case .object(let fields): "{" + fields.keys.sorted().map { JSONText.string($0) + ":" + (fields[$0] ?? .null).jsonText }.joined(separator: ",") + "}"
         }
     }
 }

@@ -54,5 +54,6 @@ struct RequestObservationMiddleware: RouterMiddleware {
 }
 
 extension HTTPField.Name {
+    // A constant, valid header name: this cannot fail.
     static let requestID = HTTPField.Name("X-Request-Id")!
 }

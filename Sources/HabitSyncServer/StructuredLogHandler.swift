@@ -44,7 +44,7 @@ public struct StructuredLogHandler: LogHandler {
             line = String(decoding: data, as: UTF8.self)
         case .logfmt:
             var parts = ["ts=\(timestamp)", "level=\(event.level.rawValue)", "msg=\(Self.logfmtQuote(event.message.description))"]
-            for key in fields.keys.sorted() { parts.append("\(key)=\(Self.logfmtQuote(fields[key]!.description))") }
+            for key in fields.keys.sorted() { parts.append("\(key)=\(Self.logfmtQuote((fields[key]?.description ?? "")))") }
             line = parts.joined(separator: " ")
         }
         Self.output.withLock { _ in

@@ -154,5 +154,6 @@ struct SyncController: Sendable {
 }
 
 extension HTTPField.Name {
+    // A constant, valid header name: this cannot fail.
     static let deviceID = HTTPField.Name("X-Device-Id")!
 }

@@ -79,7 +79,8 @@ public struct TenantStore: Sendable {
         } catch let error as PGError where error.sqlState == .uniqueViolation {
             throw StoreError(.tenantExists, "a tenant named '\(name)' already exists")
         }
-        return try await find(id.uuidString)!
+        guard let tenant = try await find(id.uuidString) else { throw StoreError(.tenantNotFound, "tenant '\(name)' disappeared right after it was created") }
+        return tenant
     }
 
     public func list() async throws -> [Tenant] {

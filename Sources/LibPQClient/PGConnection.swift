@@ -272,11 +272,16 @@ public final class PGConnection: Sendable {
                 offsets.append(nil)
             }
         }
+        // One byte more than the values need, so the buffer has an address even when every
+        // parameter is NULL.
+        storage.append(0)
         let types = binds.map { Oid($0.type.rawValue) }
         let lengths = binds.map { Int32($0.bytes?.count ?? 0) }
         let formats = binds.map { Int32($0.isBinary ? 1 : 0) }
         return storage.withUnsafeBufferPointer { buffer in
-            let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
+            // Non-empty (the extra byte above), so it has an address.
+            guard let address = buffer.baseAddress else { return body(types, nil, lengths, formats) }
+            let base = UnsafeRawPointer(address).assumingMemoryBound(to: CChar.self)
             let values: [UnsafePointer<CChar>?] = offsets.map { offset in offset.map { base + $0 } }
             return body(types, values, lengths, formats)
         }
@@ -308,6 +313,7 @@ public final class PGConnection: Sendable {
                     values.append(nil)
                 } else {
                     let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+                    // Non-NULL for every row and column inside the result's bounds, as here.
                     let value = PQgetvalue(result, Int32(row), Int32(column))!
                     values.append(value.withMemoryRebound(to: UInt8.self, capacity: length) {
                         String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
@@ -355,6 +361,7 @@ private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeP
     let duplicates = strings.map { strdup($0) }
     defer { duplicates.forEach { free($0) } }
     let pointers: [UnsafePointer<CChar>?] = duplicates.map { $0.map { UnsafePointer($0) } } + [nil]
+    // Never empty (the terminating nil), so it has an address.
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }
 

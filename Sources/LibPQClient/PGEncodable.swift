@@ -70,9 +70,10 @@ extension Int16: PGArrayElement {
 }
 
 extension Double: PGArrayElement {
-    public func pgBind() -> PGBind { PGBind(type: .float8, text: pgArrayElementText!) }
+    public func pgBind() -> PGBind { PGBind(type: .float8, text: text) }
     public static var pgArrayType: PGTypeOID { .float8Array }
-    public var pgArrayElementText: String? {
+    public var pgArrayElementText: String? { text }
+    private var text: String {
         if isNaN { return "NaN" }
         if isInfinite { return self < 0 ? "-Infinity" : "Infinity" }
         return "\(self)"  // shortest representation that round-trips
@@ -86,13 +87,13 @@ extension Bool: PGArrayElement {
 }
 
 extension UUID: PGArrayElement {
-    public func pgBind() -> PGBind { PGBind(type: .uuid, text: pgArrayElementText!) }
+    public func pgBind() -> PGBind { PGBind(type: .uuid, text: uuidString.lowercased()) }
     public static var pgArrayType: PGTypeOID { .uuidArray }
     public var pgArrayElementText: String? { uuidString.lowercased() }
 }
 
 extension Date: PGArrayElement {
-    public func pgBind() -> PGBind { PGBind(type: .timestamptz, text: pgArrayElementText!) }
+    public func pgBind() -> PGBind { PGBind(type: .timestamptz, text: PGTimestamp.format(self)) }
     public static var pgArrayType: PGTypeOID { .timestamptzArray }
     public var pgArrayElementText: String? { PGTimestamp.format(self) }
 }

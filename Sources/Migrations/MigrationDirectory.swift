@@ -44,6 +44,8 @@ public struct MigrationDirectory: Sendable {
         for candidate in candidates where FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory) && isDirectory.boolValue {
             return candidate
         }
-        return candidates.last!
+        // The last candidate (./migrations) is the default when none exists; the caller's
+        // error names it.
+        return candidates[candidates.count - 1]
     }
 }

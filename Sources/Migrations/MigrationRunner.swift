@@ -61,7 +61,7 @@ public struct MigrationRunner: Sendable {
     public func up(to target: Int? = nil, dryRun: Bool = false) async throws -> UpResult {
         if dryRun {
             let status = try await validate()
-            let wouldRun = status.pending.filter { target == nil || $0.version <= target! }
+            let wouldRun = status.pending.filter { file in target.map { file.version <= $0 } ?? true }
             return UpResult(applied: wouldRun, status: status)
         }
         return try await withMigrationLock { connection in
@@ -74,7 +74,7 @@ public struct MigrationRunner: Sendable {
                 ])
             }
             var applied: [MigrationFile] = []
-            for file in status.pending where target == nil || file.version <= target! {
+            for file in status.pending where target.map({ file.version <= $0 }) ?? true {
                 try await apply(file, on: connection)
                 applied.append(file)
             }

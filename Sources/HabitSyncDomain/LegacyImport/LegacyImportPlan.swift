@@ -48,7 +48,7 @@ public struct LegacyImportPlan: Sendable {
             if case .object(let source)? = envelope["source"], case .string(let encoding)? = source["dateEncoding"] { declaredEncoding = encoding }
             habitsValue = envelope["habits"] ?? .null
         case .object(let container) where container["habits"] != nil:
-            habitsValue = container["habits"]!
+            habitsValue = container["habits"] ?? .null
         case .array:
             habitsValue = root
         default:
@@ -66,6 +66,13 @@ public struct LegacyImportPlan: Sendable {
             plan.habits.append(try plan.mapHabit(item, position: position, zone: zone, context: context))
         }
         return plan
+    }
+
+    /// A JSON number as an Int when it is one that fits a record's integer (|n| < 2^31); nil
+    /// otherwise, so that `1e308` is an error the rules report rather than a trap.
+    static func wholeNumber(_ value: Double) -> Int? {
+        guard value.isFinite, value.rounded() == value, abs(value) <= 2_147_483_647 else { return nil }
+        return Int(value)
     }
 
     static func inferEncoding(_ items: [JSONValue]) -> String {
@@ -93,10 +100,12 @@ public struct LegacyImportPlan: Sendable {
             case nil, .null?: return nil
             case .number(let seconds)?:
                 guard dateEncoding == "deferredToDate" else { throw fail(field, "the file mixes date encodings: a number in an \(dateEncoding) file") }
+                // Years 1970–9999, as every date of a record (LocalDate.recordYears).
+                guard seconds.isFinite, (-978_307_200...253_202_544_000).contains(seconds) else { throw fail(field, "\(seconds) is not a date in years 1970–9999") }
                 return Date(timeIntervalSinceReferenceDate: seconds)
             case .string(let text)?:
                 guard dateEncoding == "iso8601" else { throw fail(field, "the file mixes date encodings: a string in a \(dateEncoding) file") }
-                guard let parsed = WireTime.parse(text) else { throw fail(field, "'\(text)' is not an ISO-8601 date") }
+                guard let parsed = WireTime.parse(text, years: LocalDate.recordYears) else { throw fail(field, "'\(TextRules.quoted(text))' is not an ISO-8601 date in years 1970–9999") }
                 return parsed
             default:
                 throw fail(field, "not a date")
@@ -137,9 +146,9 @@ public struct LegacyImportPlan: Sendable {
         let startDate = LocalDate(startInstant, in: zone)
         let endDate = try date("endDate", h["endDate"]).map { LocalDate($0, in: zone) }
         let createdAt = try date("createdAt", h["createdAt"])
-        let baseline: Int? = if case .number(let n)? = h["baseline"] { Int(n) } else { nil }
-        let target: Int? = if case .number(let n)? = h["target"] { Int(n) } else { nil }
-        let habitGoal = breaking ? ((target ?? 0) > 0 ? target! : goal.count) : goal.count
+        let baseline: Int? = if case .number(let n)? = h["baseline"] { Self.wholeNumber(n) } else { nil }
+        let target: Int? = if case .number(let n)? = h["target"] { Self.wholeNumber(n) } else { nil }
+        let habitGoal = if breaking, let target, target > 0 { target } else { goal.count }
 
         var fields: [String: JSONValue] = [
             "name": .string(name), "habitType": .string(breaking ? "breaking" : "formation"), "goalCount": .number(Double(habitGoal)),
@@ -174,9 +183,9 @@ public struct LegacyImportPlan: Sendable {
         }
 
         // Days: every key of every per-day map gets a row; a 0/false/[] entry is a real day.
-        let completions = try dayKeys("completionHistory") { if case .number(let n) = $0 { Int(n) } else { nil } }
-        let usage = try dayKeys("actualUsage") { if case .number(let n) = $0 { Int(n) } else { nil } }
-        let difficulties = try dayKeys("difficultyHistory") { if case .number(let n) = $0 { Int(n) } else { nil } }
+        let completions = try dayKeys("completionHistory") { if case .number(let n) = $0 { Self.wholeNumber(n) } else { nil } }
+        let usage = try dayKeys("actualUsage") { if case .number(let n) = $0 { Self.wholeNumber(n) } else { nil } }
+        let difficulties = try dayKeys("difficultyHistory") { if case .number(let n) = $0 { Self.wholeNumber(n) } else { nil } }
         let statuses = try dayKeys("completionStatus") { if case .bool(let b) = $0 { b } else { nil } }
         let timestamps = try dayKeys("completionTimestamps") { value -> [JSONValue]? in if case .array(let a) = value { a } else { nil } }
         let goalHistory = try dayKeys("goalHistory") { if case .string(let s) = $0 { s } else { nil } }
