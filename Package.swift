@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "habitsync-server", targets: ["habitsync-server"]),
         .executable(name: "habitsync-bench", targets: ["habitsync-bench"]),
         .executable(name: "habitsync-faults", targets: ["habitsync-faults"]),
+        .executable(name: "habitsync-fuzz", targets: ["habitsync-fuzz"]),
     ],
     dependencies: [
         // Traits off: we use neither swift-configuration nor the FullFoundation extras,
@@ -160,6 +161,26 @@ let package = Package(
             path: "Sources/HabitSyncFaults",
             swiftSettings: strictSettings
         ),
+        // A deterministic random source for property tests and the fuzzer; no dependencies,
+        // so the pure domain tests do not link the server stack for it.
+        .target(name: "SeededRandom", swiftSettings: strictSettings),
+        // The end-to-end fuzzer: random hostile batches, queries and lifecycle operations
+        // against a real server process, with invariants checked after every step. Run by
+        // `habitsync-fuzz` and, in a short form, by the test suite.
+        .target(
+            name: "FuzzSuite",
+            dependencies: ["ServerHarness", "LibPQClient", "HabitSyncStore", "HabitSyncDomain", "SeededRandom"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "habitsync-fuzz",
+            dependencies: [
+                "FuzzSuite", "ServerHarness",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/HabitSyncFuzz",
+            swiftSettings: strictSettings
+        ),
         // The side-by-side benchmark (BENCHMARKS.md): raw libpq ceiling vs the server end to end.
         .executableTarget(
             name: "habitsync-bench",
@@ -202,12 +223,12 @@ let package = Package(
         ),
         .testTarget(
             name: "SchemaTests",
-            dependencies: ["LibPQClient", "TestSupport", "HabitSyncDomain"],
+            dependencies: ["LibPQClient", "TestSupport", "HabitSyncDomain", "SeededRandom"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "DomainTests",
-            dependencies: ["HabitSyncDomain", "TestSupport"],
+            dependencies: ["HabitSyncDomain", "SeededRandom"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -233,6 +254,11 @@ let package = Package(
         .testTarget(
             name: "BenchTests",
             dependencies: ["habitsync-bench", "habitsync-server", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FuzzTests",
+            dependencies: ["FuzzSuite", "habitsync-server", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

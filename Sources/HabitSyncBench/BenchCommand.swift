@@ -18,6 +18,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Where the JSON results go.") var output = "benchmark-results/latest.json"
     @Flag(help: "Small sizes, for a smoke run (figures are not meaningful).") var quick = false
     @Option(parsing: .upToNextOption, help: "How many concurrent devices each push run has.") var devices: [Int] = [1, 4, 16]
+    @Flag(name: .customLong("hostile-memory"), help: "Measure only the server's peak RSS under 16 concurrent maximum-size pushes.") var hostileMemory = false
 
     struct Results: Codable {
         var date = ISO8601DateFormatter().string(from: Date())
@@ -46,6 +47,24 @@ struct BenchCommand: AsyncParsableCommand {
         let pullRows = quick ? 5_000 : 100_000
         let (small, large) = quick ? (1_000, 20_000) : (10_000, 1_000_000)
         let environment = try await BenchEnvironment(databaseURL: databaseURL, serverBinary: serverBinary, migrationsDirectory: migrationsDirectory)
+        if hostileMemory {
+            log("16 concurrent maximum-size pushes…")
+            let memory: HostileMemory.Result
+            do { memory = try await HostileMemory.measure(environment, bodyBytes: quick ? 1 << 20 : 8 << 20) } catch {
+                await environment.stop()
+                throw error
+            }
+            await environment.stop()
+            print("""
+                | server peak RSS, MiB | value | target |
+                |---|---|---|
+                | idle (after one small push) | \(String(format: "%.1f", memory.idlePeakMiB)) | |
+                | after 16 concurrent 8 MiB bodies of zeros (refused by the parser's limits) | \(String(format: "%.1f", memory.afterHugeTreesPeakMiB)) | < 300 |
+                | after 16 concurrent 8 MiB batches of 1000 valid changes | \(String(format: "%.1f", memory.afterLargeValidBatchesPeakMiB)) | < 300 |
+                statuses: \(memory.statuses.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: ", "))
+                """)
+            return
+        }
         var results = Results()
         results.commit = (try? String(contentsOfFile: ".git/HEAD", encoding: .utf8)).map(Self.resolveCommit) ?? ""
         do {

@@ -1,7 +1,7 @@
 import Foundation
 import HabitSyncDomain
 import Testing
-import TestSupport
+import SeededRandom
 
 @Suite struct DerivedStateTests {
     static func day(_ text: String) -> LocalDate { LocalDate(text)! }

@@ -2,6 +2,7 @@ import Foundation
 import HabitSyncDomain
 import LibPQClient
 import Testing
+import SeededRandom
 import TestSupport
 
 /// The SQL "is due" function and the Swift rule agree on every generated case.

@@ -137,6 +137,22 @@ import TestSupport
         }
     }
 
+    /// Found by the fuzzer: a delete of a progress id the server never saw leaves a tombstone
+    /// without a natural key, and the next progress push failed decoding it (500).
+    @Test func aTombstoneOfAnUnknownProgressIdDoesNotBreakLaterPushes() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            let habit = UUID(), unknown = UUID()
+            _ = try await device.push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit()),
+                                       Wire.change("dailyProgress", unknown, at: Wire.at(0), record: nil)])
+            let reply = try await device.push([Wire.change("dailyProgress", unknown, at: Wire.at(1), record: Wire.progress(habit: habit)),
+                                               Wire.change("dailyProgress", UUID(), at: Wire.at(2), record: Wire.progress(habit: habit, date: "2026-11-19"))])
+            #expect(reply.status == 200)
+            #expect(reply.status(0) == "applied" && reply.status(1) == "applied", "\(reply.results)")
+        }
+    }
+
     @Test func aDeviceCannotPoseAsTheServer() async throws {
         let world = try await SyncWorld.make()
         try await world.serve { server in

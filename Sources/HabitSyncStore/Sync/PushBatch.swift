@@ -350,7 +350,9 @@ final class PushBatch {
         ])).rows
         var byNaturalKey: [String: UUID] = [:]
         for row in rows {
-            byNaturalKey["\(try row.decode("habit_id", as: UUID.self))|\(try row.decode("date", as: String.self))"] = try row.decode("id", as: UUID.self)
+            // A tombstone of an id the server never saw has no natural key.
+            guard let habit = try row.decodeIfPresent("habit_id", as: UUID.self), let date = try row.decodeIfPresent("date", as: String.self) else { continue }
+            byNaturalKey["\(habit)|\(date)"] = try row.decode("id", as: UUID.self)
         }
         var canonical: [Int: UUID] = [:]
         for change in changes {

@@ -1,0 +1,60 @@
+import Foundation
+import ServerHarness
+
+/// Peak RSS of a server taking 16 concurrent maximum-size pushes (issue 9): bodies whose JSON
+/// would become millions of values, and bodies of 1000 valid changes of 8 KiB each. The
+/// parser's limits and the decoding budget keep the peak bounded; the figures go into
+/// BENCHMARKS.md and the Kubernetes memory limit.
+enum HostileMemory {
+    struct Result: Codable {
+        var idlePeakMiB = 0.0
+        var afterHugeTreesPeakMiB = 0.0
+        var afterLargeValidBatchesPeakMiB = 0.0
+        var statuses: [String: Int] = [:]
+    }
+
+    static func measure(_ environment: BenchEnvironment, concurrency: Int = 16, bodyBytes: Int = 8 * 1024 * 1024) async throws -> Result {
+        var result = Result()
+        let warm = try await environment.client(user: "memory-warm", device: "warm")
+        _ = try await warm.push(body([change(0, description: "warm")]))
+        result.idlePeakMiB = environment.server.peakRSSMiB()
+
+        // One record holding ~4 million zeros: refused by the parser's limits.
+        let zeros = String(repeating: "0,", count: bodyBytes / 2 - 200) + "0"
+        let huge = Data(#"{"batchId":"\#(UUID().uuidString)","changes":[{"collection":"habits","op":"upsert","id":"\#(UUID().uuidString)","updatedAt":"2026-11-20T08:15:30Z","record":{"name":[\#(zeros)]}}]}"#.utf8)
+        for (status, count) in try await concurrently(environment, concurrency, user: "memory-huge") { _ in huge } { result.statuses["huge \(status)", default: 0] += count }
+        result.afterHugeTreesPeakMiB = environment.server.peakRSSMiB()
+
+        // 1000 valid habits of ~8 KiB each: just under the body limit, all stored when admitted.
+        let description = String(repeating: "d", count: min(2000, (bodyBytes / 1000 - 600)))
+        for (status, count) in try await concurrently(environment, concurrency, user: "memory-valid") { index in
+            body((0..<1000).map { change($0 + index * 1000, description: description, note: String(repeating: "n", count: max(0, bodyBytes / 1000 - 3000))) })
+        } { result.statuses["valid \(status)", default: 0] += count }
+        result.afterLargeValidBatchesPeakMiB = environment.server.peakRSSMiB()
+        return result
+    }
+
+    static func change(_ index: Int, description: String, note: String = "") -> [String: Any] {
+        var record: [String: Any] = ["name": "Habit \(index)", "habitType": "formation", "goalCount": 1, "goalUnit": "times",
+                                     "schedule": ["type": "daily"], "startDate": "2026-11-01", "habitDescription": description]
+        if !note.isEmpty { record["icon"] = String(note.prefix(100)); record["goalUnit"] = "times" }
+        return ["collection": "habits", "op": "upsert", "id": UUID().uuidString, "updatedAt": "2026-11-20T08:15:30Z", "record": record]
+    }
+
+    static func body(_ changes: [[String: Any]]) -> Data {
+        (try? JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])) ?? Data()
+    }
+
+    /// `concurrency` devices (one user each) push their body at the same moment.
+    static func concurrently(_ environment: BenchEnvironment, _ concurrency: Int, user: String, _ makeBody: (Int) -> Data) async throws -> [Int: Int] {
+        let bodies = (0..<concurrency).map(makeBody)
+        var clients: [DeviceClient] = []
+        for index in 0..<concurrency { clients.append(try await environment.client(user: "\(user)-\(index)", device: "d")) }
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            for (client, body) in zip(clients, bodies) { group.addTask { try await client.push(body).status } }
+            var statuses: [Int: Int] = [:]
+            for try await status in group { statuses[status, default: 0] += 1 }
+            return statuses
+        }
+    }
+}
