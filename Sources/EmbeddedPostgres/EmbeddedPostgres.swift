@@ -141,19 +141,46 @@ public final class EmbeddedPostgres: Sendable {
     /// The cluster's user must be able to enter every folder above the cluster (PostgreSQL
     /// changes into its data directory); a checkout under /root, say, is closed to it.
     static func checkTraversable(_ directory: URL, by uid: uid_t, group gid: gid_t, userName: String) throws {
+        if let closed = firstClosedFolder(above: directory, uid: uid, gid: gid) {
+            throw EmbeddedPostgresError(
+                "the embedded database runs as the '\(userName)' user, which cannot enter \(closed); point HABITSYNC_DATA_DIR (or --data-dir) at a folder it can reach, such as /var/tmp/habitsync, or set DATABASE_URL")
+        }
+    }
+
+    /// The first existing folder on the way to `directory` that `uid`/`gid` cannot enter.
+    static func firstClosedFolder(above directory: URL, uid: uid_t, gid: gid_t) -> String? {
+        var folders: [String] = []
         var current = directory.standardizedFileURL
         while current.path != "/" {
-            var info = stat()
-            if stat(current.path, &info) == 0 {
-                let mode = info.st_mode
-                let traversable = info.st_uid == uid ? mode & S_IXUSR != 0 : info.st_gid == gid ? mode & S_IXGRP != 0 : mode & S_IXOTH != 0
-                guard traversable else {
-                    throw EmbeddedPostgresError(
-                        "the embedded database runs as the '\(userName)' user, which cannot enter \(current.path); point HABITSYNC_DATA_DIR (or --data-dir) at a folder it can reach, such as /var/tmp/habitsync, or set DATABASE_URL")
-                }
-            }
+            folders.append(current.path)
             current = current.deletingLastPathComponent()
         }
+        for path in folders.reversed() {
+            var info = stat()
+            guard stat(path, &info) == 0 else { continue }
+            let mode = info.st_mode
+            let traversable = info.st_uid == uid ? mode & S_IXUSR != 0 : info.st_gid == gid ? mode & S_IXGRP != 0 : mode & S_IXOTH != 0
+            if !traversable { return path }
+        }
+        return nil
+    }
+
+    /// Where the cluster for `requested` lives. As root, when the cluster's user cannot reach
+    /// `requested` (a checkout in root's home, a `mktemp -d` folder), a system folder keyed by
+    /// `requested`'s path: `systemRoot/<hash>`, the same for every command run on that checkout,
+    /// so a second command still finds the running cluster. Otherwise `requested` itself.
+    public static func reachableDirectory(for requested: URL, osUserWhenRoot: String = "postgres",
+                                          systemRoot: URL = URL(fileURLWithPath: "/var/lib/habitsync/clusters")) -> URL {
+        guard geteuid() == 0, let account = getpwnam(osUserWhenRoot),
+            firstClosedFolder(above: requested, uid: account.pointee.pw_uid, gid: account.pointee.pw_gid) != nil
+        else { return requested }
+        // FNV-1a over the path: stable across runs and builds (Hasher is seeded per process).
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in requested.standardizedFileURL.path.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return systemRoot.appendingPathComponent(String(repeating: "0", count: 16 - hex.count) + hex)
     }
 
     private func initialise() throws {

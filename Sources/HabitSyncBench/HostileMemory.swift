@@ -25,19 +25,19 @@ enum HostileMemory {
         for (status, count) in try await concurrently(environment, concurrency, user: "memory-huge") { _ in huge } { result.statuses["huge \(status)", default: 0] += count }
         result.afterHugeTreesPeakMiB = environment.server.peakRSSMiB()
 
-        // 1000 valid habits of ~8 KiB each: just under the body limit, all stored when admitted.
-        let description = String(repeating: "d", count: min(2000, (bodyBytes / 1000 - 600)))
-        for (status, count) in try await concurrently(environment, concurrency, user: "memory-valid") { index in
-            body((0..<1000).map { change($0 + index * 1000, description: description, note: String(repeating: "n", count: max(0, bodyBytes / 1000 - 3000))) })
+        // 1000 valid habits whose descriptions are 1,950 four-byte characters: just under the
+        // body limit. Each device retries a 503 until its batch is stored.
+        let description = String(repeating: "🏃", count: min(1950, max(1, bodyBytes / 4300)))
+        for (status, count) in try await concurrently(environment, concurrency, user: "memory-valid", retryingBusy: true) { _ in
+            body((0..<1000).map { change($0, description: description) })
         } { result.statuses["valid \(status)", default: 0] += count }
         result.afterLargeValidBatchesPeakMiB = environment.server.peakRSSMiB()
         return result
     }
 
-    static func change(_ index: Int, description: String, note: String = "") -> [String: Any] {
-        var record: [String: Any] = ["name": "Habit \(index)", "habitType": "formation", "goalCount": 1, "goalUnit": "times",
+    static func change(_ index: Int, description: String) -> [String: Any] {
+        let record: [String: Any] = ["name": "Habit \(index)", "habitType": "formation", "goalCount": 1, "goalUnit": "times",
                                      "schedule": ["type": "daily"], "startDate": "2026-11-01", "habitDescription": description]
-        if !note.isEmpty { record["icon"] = String(note.prefix(100)); record["goalUnit"] = "times" }
         return ["collection": "habits", "op": "upsert", "id": UUID().uuidString, "updatedAt": "2026-11-20T08:15:30Z", "record": record]
     }
 
@@ -45,13 +45,25 @@ enum HostileMemory {
         (try? JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])) ?? Data()
     }
 
-    /// `concurrency` devices (one user each) push their body at the same moment.
-    static func concurrently(_ environment: BenchEnvironment, _ concurrency: Int, user: String, _ makeBody: (Int) -> Data) async throws -> [Int: Int] {
+    /// `concurrency` devices (one user each) push their body at the same moment; with
+    /// `retryingBusy`, each retries a 503 (up to 600 times, 50 ms apart) and counts its last answer.
+    static func concurrently(_ environment: BenchEnvironment, _ concurrency: Int, user: String, retryingBusy: Bool = false, _ makeBody: (Int) -> Data) async throws -> [Int: Int] {
         let bodies = (0..<concurrency).map(makeBody)
         var clients: [DeviceClient] = []
         for index in 0..<concurrency { clients.append(try await environment.client(user: "\(user)-\(index)", device: "d")) }
         return try await withThrowingTaskGroup(of: Int.self) { group in
-            for (client, body) in zip(clients, bodies) { group.addTask { try await client.push(body).status } }
+            for (client, body) in zip(clients, bodies) {
+                group.addTask {
+                    var status = try await client.push(body).status
+                    var attempts = 1
+                    while retryingBusy, status == 503, attempts < 600 {
+                        try await Task.sleep(for: .milliseconds(50))
+                        status = try await client.push(body).status
+                        attempts += 1
+                    }
+                    return status
+                }
+            }
             var statuses: [Int: Int] = [:]
             for try await status in group { statuses[status, default: 0] += 1 }
             return statuses

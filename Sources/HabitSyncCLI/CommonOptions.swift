@@ -74,8 +74,13 @@ struct CommonOptions: ParsableArguments {
             return DatabaseLocation(connectionString: url, embedded: nil)
         }
         let dataDirectory = self.dataDirectory ?? ConfigurationValue.environment["HABITSYNC_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? ".habitsync"
-        let root = URL(fileURLWithPath: dataDirectory, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        let requested = URL(fileURLWithPath: dataDirectory, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
             .standardizedFileURL.appendingPathComponent("postgres")
+        let root = EmbeddedPostgres.reachableDirectory(for: requested)
+        if root != requested {
+            logger.notice("the postgres user cannot reach the data directory; the embedded database lives in a system folder instead",
+                          metadata: ["requested": "\(requested.path)", "directory": "\(root.path)"])
+        }
         let embedded = try EmbeddedPostgres(configuration: .init(directory: root), logger: logger)
         let running = try embedded.start()
         return DatabaseLocation(connectionString: running.connectionString, embedded: running.startedHere ? embedded : nil)

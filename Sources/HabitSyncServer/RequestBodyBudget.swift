@@ -1,7 +1,7 @@
 import Synchronization
 
-/// A server-wide budget for the memory of push bodies being decoded: the bytes themselves and
-/// the JSON tree parsed from them, held until the push is answered. A push that would exceed
+/// A server-wide budget for the memory of pushes in progress: their bodies, the JSON trees
+/// parsed from them and what the store builds from those, held until the push is answered. A push that would exceed
 /// it is answered 503 with `Retry-After` before its body is read, so concurrent maximum-size
 /// pushes cannot take the server's memory (and the pod's limit) with them.
 public final class RequestBodyBudget: Sendable {
@@ -12,11 +12,13 @@ public final class RequestBodyBudget: Sendable {
         self.capacityBytes = capacityBytes
     }
 
-    /// What decoding a body of `bytes` may hold at its peak: the collected buffer and its copy
-    /// for the parser, and the tree, which the parser's limits keep under 32 MiB whatever the
-    /// body (a tree of small values can be twelve times the text).
+    /// What a push of `bytes` may hold at its peak, until it is answered: the body and the
+    /// parser's copy, the validated changes, the statements' array parameters, the rows read
+    /// back and the response — about ten times the body, measured with `habitsync-bench
+    /// --hostile-memory` (BENCHMARKS.md) — plus the JSON tree, which the parser's limits keep
+    /// under 32 MiB whatever the body (a tree of small values can be twelve times the text).
     public static func estimate(bodyBytes bytes: Int) -> Int {
-        bytes * 2 + min(bytes * 12, 32 << 20)
+        bytes * 10 + min(bytes * 12, 32 << 20)
     }
 
     /// Reserves `bytes`, or returns false when the budget cannot take them now. A single
