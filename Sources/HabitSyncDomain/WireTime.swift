@@ -39,7 +39,9 @@ public enum WireTime {
                 index += 1
             }
             guard count > 0 else { return nil }
-            for _ in count..<9 where count < 9 { nanos *= 10 }
+            // Digits past the ninth were dropped above; fewer than nine are scaled up. (The range
+            // `count..<9` itself traps when count > 9: libFuzzer found that.)
+            for _ in 0..<max(0, 9 - count) { nanos *= 10 }
         }
         var offset = 0
         if expect("Zz") {

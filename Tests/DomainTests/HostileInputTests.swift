@@ -41,6 +41,11 @@ import Testing
         #expect(LocalDate(dayNumber: last.dayNumber) == last)
         #expect(WireTime.parse("1969-12-31T23:59:59Z", years: LocalDate.recordYears) == nil)
         #expect(WireTime.parse("9999-12-31T23:59:59.999-23:59", years: LocalDate.recordYears) != nil)
+        // Found by libFuzzer: ten or more fraction digits trapped (a push's updatedAt could
+        // take the server down).
+        #expect(WireTime.parse("2026-11-20T08:15:30.1234567890Z").map(WireTime.format) == "2026-11-20T08:15:30.123Z")
+        #expect(WireTime.parse("2026-11-20T08:15:30.99999999999999999Z").map(WireTime.format) == "2026-11-20T08:15:31.000Z")
+        #expect(WireTime.parse("2026-00-29T23:59:59.9999959290+0-29") == nil)
     }
 
     @Test func eventTimesAheadOfTheClockAreRefusedAndUpdatedAtIsClamped() throws {

@@ -3,8 +3,9 @@ import HabitSyncDomain
 import Testing
 
 @Suite struct LegacyImportPlanTests {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/fixtures/legacy")
+    /// Two exports in the documented format (docs/legacy-import.md), one per date encoding.
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/legacy")
 
     static func fixture(_ name: String) throws -> Data { try Data(contentsOf: fixtures.appendingPathComponent(name)) }
 
@@ -55,20 +56,22 @@ import Testing
     @Test func theFormationFixtureMapsNumericDatesGoalHistorySkipsAndDifficulty() throws {
         let plan = try LegacyImportPlan.make(from: try Self.fixture("formation-numeric-dates.json"), context: .standalone())
         #expect(plan.dateEncoding == "deferredToDate")
-        #expect(plan.timeZone == "Europe/Amsterdam")
+        #expect(plan.timeZone == "Europe/Lisbon")
         let habit = try #require(plan.habits.first)
         #expect(habit.record.habitType == "formation")
         #expect(habit.record.goalCount == 2)
         #expect(habit.record.goalUnit == "times")
         #expect(habit.record.schedule == .daily)
-        #expect(habit.record.startDate == LocalDate("2026-03-01"))
-        #expect(habit.record.color == "#98B7F6FF")
+        #expect(habit.record.startDate == LocalDate("2026-04-01"), "23:00Z is the next day in Lisbon in summer time")
+        #expect(habit.record.color == "#4CAF50FF")
         let byDate = Dictionary(uniqueKeysWithValues: habit.days.map { ($0.date.description, $0) })
-        #expect(byDate["2026-03-01"]?.goalCount == 1, "goal history: 1 time until 03-04")
-        #expect(byDate["2026-03-04"]?.goalCount == 2)
-        #expect(byDate["2026-03-03"]?.progressCount == 0, "a 0 entry is a real day")
-        #expect(byDate["2026-03-07"]?.skipReason == "rest")
-        #expect(byDate["2026-03-07"]?.skipNote == "Legs sore after Friday's long run")
+        #expect(habit.days.count == 10, "nine days of history and one skipped day")
+        #expect(byDate["2026-04-01"]?.goalCount == 1, "goal history: 1 time until 04-04")
+        #expect(byDate["2026-04-04"]?.goalCount == 2)
+        #expect(byDate["2026-04-03"]?.progressCount == 0, "a 0 entry is a real day")
+        #expect(byDate["2026-04-07"]?.skipReason == "weather")
+        #expect(byDate["2026-04-07"]?.skipNote == "Storm warning all evening")
+        #expect(habit.reminders.first?.record.time == "19:30")
         #expect(habit.reminders.count == 1)
         #expect(habit.days.allSatisfy { $0.difficulty.map { (1...5).contains($0) } ?? true })
     }
@@ -78,12 +81,12 @@ import Testing
         #expect(plan.dateEncoding == "iso8601")
         let habit = try #require(plan.habits.first)
         #expect(habit.record.habitType == "breaking")
-        #expect(habit.record.goalCount == 2)
-        #expect(habit.record.baselineCount == 4)
-        #expect(habit.record.goalUnit == "cups")
+        #expect(habit.record.goalCount == 1)
+        #expect(habit.record.baselineCount == 3)
+        #expect(habit.record.goalUnit == "can")
         #expect(habit.record.schedule == .specificWeekdays([.monday, .tuesday, .wednesday, .thursday, .friday]))
-        #expect(habit.record.endDate == LocalDate("2026-05-31"), "22:00Z is the next day in Amsterdam")
-        #expect(habit.reminders.map(\.record.time) == ["14:00", "21:30"])
+        #expect(habit.record.endDate == LocalDate("2026-06-30"), "15:00Z is the next day in Tokyo")
+        #expect(habit.reminders.map(\.record.time) == ["12:00", "22:15"])
         #expect(habit.reminders.map(\.record.isActive) == [true, false])
         #expect(habit.days.contains { $0.progressCount > 0 }, "progress comes from actualUsage")
     }

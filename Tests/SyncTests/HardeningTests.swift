@@ -35,6 +35,20 @@ import TestSupport
         }
     }
 
+    /// Found by libFuzzer: a timestamp with ten or more fraction digits trapped in the parser,
+    /// so one push could take the server down.
+    @Test func aTimestampWithManyFractionDigitsIsParsedNotATrap() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            var habit = Wire.habit(); habit["createdAt"] = "2026-11-20T08:15:30.12345678901234Z"
+            let reply = try await device.push([Wire.change("habits", UUID(), at: "2026-11-20T08:15:30.1234567890Z", record: habit)])
+            #expect(reply.status == 200)
+            #expect(reply.status(0) == "applied", "\(reply.result(0))")
+            #expect(try await server.get("/livez").status == 200)
+        }
+    }
+
     // MARK: 2. A NUL byte in sub changed who you are
 
     @Test func aSubjectWithANULOrControlCharacterIsRefusedLikeABadSignature() async throws {

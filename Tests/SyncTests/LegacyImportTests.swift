@@ -5,8 +5,8 @@ import TestSupport
 
 /// `habitsync-server import-legacy` on the two fixtures, as an admin runs it.
 @Suite struct LegacyImportTests {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/fixtures/legacy")
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/legacy")
 
     static func snapshot(_ world: SyncWorld) async throws -> [String] {
         try await world.database.withPool(size: 1) { pool in
@@ -50,7 +50,7 @@ import TestSupport
         #expect(once.filter { $0.hasPrefix("archive ") }.count == 2)
         #expect(once.filter { $0.hasPrefix("migration ") && $0.hasSuffix(" completed") }.count == 2)
         #expect(once.contains { $0.hasPrefix("streak ") }, "derived state was computed from the imported history")
-        #expect(try await world.count("legacy_import_archive", where: "source->>'name' = 'Morning Stretch' AND source ? 'completionStatus'") == 1, "the original object is archived whole")
+        #expect(try await world.count("legacy_import_archive", where: "source->>'name' = 'Evening Walk' AND source ? 'completionStatus'") == 1, "the original object is archived whole")
 
         for file in files {
             let again = try HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "bob", file], environment: env)
