@@ -26,7 +26,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-        // 4.x: jwt-kit 5 needs it (see ../shared/notes); used here for migration checksums.
+        // 4.x: jwt-kit 5 needs it; used here for migration checksums.
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         // JWT verification (HS256, ES256, RS256): a well-kept library, not hand-written crypto.
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),

@@ -41,7 +41,7 @@ struct FuzzCorpus {
         let recent = (0..<6).map { WireTime.format(now.addingTimeInterval(-Double($0) * 86_400 * 11)) }
         return recent + [WireTime.format(now), WireTime.format(now.addingTimeInterval(240)), WireTime.format(now.addingTimeInterval(3600)),
                          "1970-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "9999-12-31T23:59:59.999-23:59", "2031-03-04T05:06:07Z",
-                         "2026-11-20T08:15:30.9999999Z", "2026-02-30T00:00:00Z", "2026-11-20T08:15:30", "not a time", "2026-11-20 08:15:30+05:30"]
+                         "2026-11-20T08:15:30.9999999Z", "2026-11-20T08:15:30.1234567890123Z", "2026-02-30T00:00:00Z", "2026-11-20T08:15:30", "not a time", "2026-11-20 08:15:30+05:30"]
     }
 }
 

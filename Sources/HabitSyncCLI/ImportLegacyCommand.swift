@@ -8,7 +8,7 @@ import HabitSyncStore
 struct ImportLegacyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import-legacy",
-        abstract: "Import the old habit app's data for one user (spec/legacy-import.md): all or nothing, idempotent, archived.")
+        abstract: "Import the old habit app's data for one user (docs/legacy-import.md): all or nothing, idempotent, archived.")
 
     @OptionGroup var common: CommonOptions
     @Option(help: "Tenant id or name.") var tenant: String

@@ -1,4 +1,4 @@
-/// The collections of spec/domain.md, by wire name.
+/// The collections of docs/data-model.md, by wire name.
 public enum SyncCollection: String, Sendable, CaseIterable, Hashable {
     case habits
     case reminders

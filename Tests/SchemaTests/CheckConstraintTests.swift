@@ -3,7 +3,7 @@ import LibPQClient
 import Testing
 import TestSupport
 
-/// Every CHECK mirrors a rule of spec/domain.md: it rejects what the rule rejects and accepts
+/// Every CHECK mirrors a rule of docs/data-model.md: it rejects what the rule rejects and accepts
 /// the boundary values. One column is changed from a valid row at a time.
 @Suite struct CheckConstraintTests {
     struct Case: Sendable, CustomTestStringConvertible {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The old app's free-text goal (`"5 times everyday"`, `"2 cups on every monday"`), read by
-/// the goal grammar of spec/legacy-import.md.
+/// the goal grammar of docs/legacy-import.md.
 public struct LegacyGoal: Sendable, Equatable {
     public let count: Int
     public let unit: String

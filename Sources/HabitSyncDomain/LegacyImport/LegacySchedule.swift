@@ -1,6 +1,6 @@
 import Foundation
 
-/// The old app's free-text schedule, read by the schedule grammar of spec/legacy-import.md.
+/// The old app's free-text schedule, read by the schedule grammar of docs/legacy-import.md.
 public enum LegacySchedule {
     public enum Parsed: Sendable, Equatable {
         case schedule(HabitSchedule)
