@@ -7,12 +7,14 @@ final class FaultEnvironment {
     let database: HarnessDatabase
     let serverBinary: URL
     let workDirectory: URL
+    let migrationsDirectory: URL
     private var servers: [ServerProcess] = []
 
     init(name: String, serverBinary: URL, migrationsDirectory: URL) async throws {
         workDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-faults-\(getpid())-\(name)-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
         self.serverBinary = serverBinary
+        self.migrationsDirectory = migrationsDirectory.standardizedFileURL
         database = try await HarnessDatabase(databaseURL: nil, directory: workDirectory, migrationsDirectory: migrationsDirectory, maxConnections: 120)
     }
 
@@ -20,7 +22,7 @@ final class FaultEnvironment {
     func startServer(name: String = "server", extraArguments: [String] = []) async throws -> ServerProcess {
         let server = ServerProcess(
             binary: serverBinary, databaseURL: database.connectionString, logDirectory: workDirectory, name: name,
-            extraArguments: ["--migrate", "off", "--pool-size", "10"] + extraArguments)
+            extraArguments: ["--migrate", "off", "--pool-size", "10", "--migrations-dir", migrationsDirectory.path] + extraArguments)
         servers.append(server)
         try await server.start()
         return server

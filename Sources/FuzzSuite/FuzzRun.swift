@@ -78,7 +78,7 @@ public struct FuzzRun {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let database = try await HarnessDatabase(databaseURL: nil, directory: work, migrationsDirectory: migrationsDirectory, maxConnections: 60)
         let server = ServerProcess(binary: serverBinary, databaseURL: database.connectionString, logDirectory: work, name: "fuzz",
-                                   extraArguments: ["--migrate", "off", "--pool-size", "6"])
+                                   extraArguments: ["--migrate", "off", "--pool-size", "6", "--migrations-dir", migrationsDirectory.standardizedFileURL.path])
         var report = Report()
         do {
             try await server.start()

@@ -98,6 +98,8 @@ extension CommonOptions {
             maximumConnections: 1)
         do {
             return try await PGPool.withPool(configuration, logger: logger, body)
+        } catch let error as PGError where error.sqlState == .undefinedTable {
+            throw CLIFailure(message: "the database has no habitsync schema yet (\(error.message)); run `habitsync-server migrate up` first")
         } catch {
             throw CLIFailure(message: "\(error)")
         }

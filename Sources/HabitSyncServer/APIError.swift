@@ -14,6 +14,8 @@ public struct APIError: Error, Sendable, HTTPResponseError {
     public let message: String
     public var field: String?
     public var retryAfterSeconds: Int?
+    /// The methods the path supports, for a 405.
+    public var allowedMethods: [String]?
 
     public init(status: HTTPResponse.Status, code: String, message: String, field: String? = nil, retryAfterSeconds: Int? = nil) {
         self.status = status
@@ -103,6 +105,7 @@ public struct APIError: Error, Sendable, HTTPResponseError {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if let allowedMethods { headers[.allow] = allowedMethods.joined(separator: ", ") }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

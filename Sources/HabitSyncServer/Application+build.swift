@@ -22,7 +22,8 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let router = Router(context: HabitSyncRequestContext.self)
-    router.add(middleware: RequestObservationMiddleware(metrics: metrics))
+    let routeMethods = RouteMethods()
+    router.add(middleware: RequestObservationMiddleware(metrics: metrics, routes: routeMethods))
     HealthController(pool: pool, readiness: readiness, metrics: metrics, binaryHeadVersion: binaryHeadVersion)
         .addRoutes(to: router)
     OpenAPIDocument.addRoute(to: router)
@@ -35,6 +36,7 @@ public func buildApplication(
         limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes)
     ).addRoutes(to: v1)
     StatsController(stats: StatsStore(pool: pool, statementTimeout: configuration.statementTimeout)).addRoutes(to: v1)
+    routeMethods.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),

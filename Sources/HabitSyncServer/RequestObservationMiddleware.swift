@@ -10,6 +10,7 @@ import Logging
 struct RequestObservationMiddleware: RouterMiddleware {
     typealias Context = HabitSyncRequestContext
     let metrics: ServerMetrics
+    let routes: RouteMethods
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let clock = ContinuousClock()
@@ -22,7 +23,13 @@ struct RequestObservationMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            let apiError = APIError.from(error)
+            var apiError = APIError.from(error)
+            if apiError.status == .notFound, let allowed = routes.methods(for: request.uri.path) {
+                // The path exists, the method does not: 405 with the methods it has.
+                apiError = APIError(status: .methodNotAllowed, code: "method_not_allowed",
+                                    message: "\(request.method.rawValue) is not supported on this path; use \(allowed.joined(separator: " or "))")
+                apiError.allowedMethods = allowed
+            }
             // A bug (500) or an unexpected database error is logged; a 503 the server chose
             // (database lost, busy, memory budget) is not an error of this request.
             if apiError.status == .internalServerError || (error as? PGError)?.kind == .server {

@@ -43,7 +43,10 @@ struct StatsController: Sendable {
         }
     }
 
+    /// PostgreSQL's `json_build_object` writes `"key" : value`; every response of the API is
+    /// compact JSON, so the statistics are written again (keys sorted) before they are sent.
     static func json(_ text: String) -> Response {
-        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
+        let compact = (try? JSONParser.parse(bytes: Array(text.utf8)))?.jsonText ?? text
+        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: compact)))
     }
 }

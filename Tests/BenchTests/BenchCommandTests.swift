@@ -22,6 +22,8 @@ import TestSupport
         FileManager.default.createFile(atPath: table.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: table)
         process.standardError = FileHandle.nullDevice
+        // From a folder without migrations/: the server child must be told where they are.
+        process.currentDirectoryURL = directory
         try process.run()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
@@ -45,5 +47,26 @@ import TestSupport
             #expect((latency["count"] as? Int ?? 0) > 0, "\(key)")
         }
         #expect((results["serverPeakRSSMiB"] as? Double ?? 0) > 0)
+    }
+
+    @Test func theHostileMemoryRunReportsEveryPeak() throws {
+        let directory = try makeTemporaryDirectory("habitsync-bench-memory")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = Process()
+        process.executableURL = Self.benchBinary
+        process.arguments = ["--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path, "--hostile-memory", "--quick"]
+        process.currentDirectoryURL = directory
+        let table = directory.appendingPathComponent("table.txt")
+        FileManager.default.createFile(atPath: table.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: table)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let printed = try String(contentsOf: table, encoding: .utf8)
+        for row in ["| idle", "| after 16 concurrent 8 MiB bodies of zeros", "| after 16 concurrent 8 MiB batches"] {
+            #expect(printed.contains(row), "\(printed)")
+        }
+        #expect(printed.contains("valid 200×16"), "every valid batch is stored in the end: \(printed)")
     }
 }
