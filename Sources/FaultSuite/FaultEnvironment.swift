@@ -22,7 +22,10 @@ final class FaultEnvironment {
     func startServer(name: String = "server", extraArguments: [String] = []) async throws -> ServerProcess {
         let server = ServerProcess(
             binary: serverBinary, databaseURL: database.connectionString, logDirectory: workDirectory, name: name,
-            extraArguments: ["--migrate", "off", "--pool-size", "10", "--migrations-dir", migrationsDirectory.path] + extraArguments)
+            // The scenarios judge durability, not speed: generous timeouts, so that a busy
+            // machine (CI builds beside it) makes requests slower rather than answered 503.
+            extraArguments: ["--migrate", "off", "--pool-size", "10", "--migrations-dir", migrationsDirectory.path,
+                             "--statement-timeout", "60s", "--pool-lease-timeout", "60s"] + extraArguments)
         servers.append(server)
         try await server.start()
         return server

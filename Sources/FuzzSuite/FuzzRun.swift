@@ -78,7 +78,9 @@ public struct FuzzRun {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let database = try await HarnessDatabase(databaseURL: nil, directory: work, migrationsDirectory: migrationsDirectory, maxConnections: 60)
         let server = ServerProcess(binary: serverBinary, databaseURL: database.connectionString, logDirectory: work, name: "fuzz",
-                                   extraArguments: ["--migrate", "off", "--pool-size", "6", "--migrations-dir", migrationsDirectory.standardizedFileURL.path])
+                                   // Generous timeouts: a 503 here must mean an outage, never a busy machine.
+                                   extraArguments: ["--migrate", "off", "--pool-size", "6", "--migrations-dir", migrationsDirectory.standardizedFileURL.path,
+                                                    "--statement-timeout", "60s", "--pool-lease-timeout", "60s"])
         var report = Report()
         do {
             try await server.start()
