@@ -1,6 +1,7 @@
 import Foundation
 import HabitSyncServer
 import LibPQClient
+import Migrations
 import Logging
 import ServiceLifecycle
 
@@ -12,7 +13,7 @@ public struct RunningServer: Sendable {
     public let metrics: ServerMetrics
 
     public static func with<T: Sendable>(
-        database: TestDatabase, binaryHeadVersion: Int = 3, configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0),
+        database: TestDatabase, binaryHeadVersion: Int? = nil, configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0),
         poolSize: Int = 4, _ body: (RunningServer) async throws -> T
     ) async throws -> T {
         let pool = PGPool(
@@ -26,7 +27,8 @@ public struct RunningServer: Sendable {
         configuration.port = 0
         let app = buildApplication(
             configuration: configuration, pool: pool, readiness: readiness, metrics: metrics,
-            binaryHeadVersion: binaryHeadVersion, logger: TestPostgres.logger,
+            // The head of the repository's migrations, as `serve` computes it.
+            binaryHeadVersion: try binaryHeadVersion ?? MigrationDirectory(url: TestPostgres.migrationsDirectory).headVersion, logger: TestPostgres.logger,
             onServerRunning: { portContinuation.yield($0) })
         let group = ServiceGroup(services: [pool, app, readiness], logger: TestPostgres.logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
