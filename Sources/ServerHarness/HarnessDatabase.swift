@@ -15,9 +15,7 @@ public final class HarnessDatabase {
     public let pool: PGPool
     public let tenant: UUID
     public let key: TenantKey
-    private let cluster: EmbeddedPostgres?
-    private let clusterPort: Int?
-    private let cleanup: UUID?
+    private let cluster: ThrowawayCluster?
 
     public static let logger: Logger = {
         var logger = Logger(label: "habitsync-harness")
@@ -31,17 +29,12 @@ public final class HarnessDatabase {
         if let databaseURL {
             connectionString = databaseURL
             cluster = nil
-            clusterPort = nil
-            cleanup = nil
         } else {
-            let cluster = try EmbeddedPostgres(
-                configuration: .init(directory: directory.appendingPathComponent("postgres"), databaseName: "habitsync", durable: durable, maxConnections: maxConnections),
-                logger: Self.logger)
-            let running = try await Self.blocking { try cluster.start() }
-            connectionString = running.connectionString
-            clusterPort = running.port
+            let cluster = try await ThrowawayCluster.start(
+                prefix: "habitsync-harness", databaseName: "habitsync", durable: durable, maxConnections: maxConnections,
+                directory: directory.appendingPathComponent("postgres"), logger: Self.logger)
+            connectionString = cluster.running.connectionString
             self.cluster = cluster
-            cleanup = HarnessCleanup.shared.register { cluster.stop(mode: .immediate) }
         }
         pool = PGPool(configuration: .init(connection: .init(connectionString: connectionString, applicationName: "habitsync-harness"), maximumConnections: 20), logger: Self.logger)
         try await MigrationRunner(pool: pool, directory: try MigrationDirectory(url: migrationsDirectory), logger: Self.logger).up()
@@ -57,13 +50,13 @@ public final class HarnessDatabase {
     /// Stops the run's own cluster (`pg_ctl stop -m fast`: sessions are cut, as in an outage).
     public func stopCluster() async throws {
         guard let cluster else { throw HarnessError("the database outage needs a cluster of the run's own; unset DATABASE_URL") }
-        try await Self.blocking { cluster.stop(mode: .fast) }
+        try await cluster.pause()
     }
 
     /// Starts the run's own cluster again, on the port it had.
     public func startCluster() async throws {
-        guard let cluster, let clusterPort else { throw HarnessError("the database outage needs a cluster of the run's own; unset DATABASE_URL") }
-        _ = try await Self.blocking { try cluster.start(port: clusterPort) }
+        guard let cluster else { throw HarnessError("the database outage needs a cluster of the run's own; unset DATABASE_URL") }
+        try await cluster.resume()
     }
 
     public var ownsCluster: Bool { cluster != nil }
@@ -71,13 +64,6 @@ public final class HarnessDatabase {
     public func close() async {
         pool.close()
         await pool.shutdownThreads()
-        if let cluster { try? await Self.blocking { cluster.stop() } }
-        if let cleanup { HarnessCleanup.shared.unregister(cleanup) }
-    }
-
-    /// pg_ctl waits for PostgreSQL: that runs on NIO's blocking pool, as the libpq client's
-    /// calls do, not on the two threads that also run the scenario's load.
-    private static func blocking<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
-        try await NIOThreadPool.singleton.runIfActive(work)
+        await cluster?.stop()
     }
 }

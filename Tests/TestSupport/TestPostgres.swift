@@ -3,6 +3,7 @@ import Foundation
 import LibPQClient
 import Logging
 import Migrations
+import ServerHarness
 import Synchronization
 
 /// The test suite's real PostgreSQL server: `HABITSYNC_TEST_DATABASE_URL` when set (a role
@@ -13,6 +14,8 @@ import Synchronization
 /// once, so tests run in parallel without seeing each other's rows.
 public actor TestPostgres {
     public static let shared = TestPostgres()
+    /// The cluster this process started (none with HABITSYNC_TEST_DATABASE_URL), stopped at exit.
+    static let cluster = Mutex<ThrowawayCluster?>(nil)
 
     // Tasks, not values: an actor method suspends at each await, and concurrent tests must
     // share the one start-up instead of racing to do it twice.
@@ -89,7 +92,11 @@ public actor TestPostgres {
                     // A key=value conninfo; a later dbname overrides the one it names.
                     return Server(admin: url, forDatabase: { "\(url) dbname=\($0)" })
                 }
-                let running = try ThrowawayCluster.start()
+                // Tests run in parallel, each with its own pools and servers.
+                let cluster = try await ThrowawayCluster.start(prefix: "habitsync-tests", maxConnections: 600, logger: Self.logger)
+                Self.cluster.withLock { $0 = cluster }
+                atexit { TestPostgres.cluster.withLock { $0?.stopImmediately() } }
+                let running = cluster.running
                 return Server(admin: running.connectionString(database: "postgres"), forDatabase: { running.connectionString(database: $0) })
             }
         }
@@ -103,42 +110,6 @@ public actor TestPostgres {
     }
 }
 
-/// The cluster a test process starts for itself, and stops at exit.
-enum ThrowawayCluster {
-    static let cluster = Mutex<EmbeddedPostgres?>(nil)
-
-    static func start() throws -> EmbeddedPostgres.Running {
-        removeLeftovers()
-        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-tests-\(getpid())")
-        // Tests run in parallel, each with its own pools and servers.
-        let postgres = try EmbeddedPostgres(configuration: .init(directory: directory, databaseName: "postgres", durable: false, maxConnections: 600), logger: TestPostgres.logger)
-        let running = try postgres.start()
-        cluster.withLock { $0 = postgres }
-        atexit {
-            ThrowawayCluster.cluster.withLock { postgres in
-                postgres?.stop(mode: .immediate)
-                if let directory = postgres?.configuration.directory { try? FileManager.default.removeItem(at: directory) }
-            }
-        }
-        return running
-    }
-
-    /// Clusters of test processes that died without their exit handler (killed runs).
-    static func removeLeftovers() {
-        let temporary = URL(fileURLWithPath: NSTemporaryDirectory())
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporary.path) else { return }
-        for name in names where name.hasPrefix("habitsync-tests-") {
-            guard let pid = Int32(name.dropFirst("habitsync-tests-".count)), pid != getpid(), kill(pid, 0) != 0 else { continue }
-            let directory = temporary.appendingPathComponent(name)
-            if let stale = try? EmbeddedPostgres(configuration: .init(directory: directory, databaseName: "postgres", durable: false), logger: TestPostgres.logger) {
-                stale.stop(mode: .immediate)
-            }
-            try? FileManager.default.removeItem(at: directory)
-        }
-    }
-}
-
-/// One test's database.
 public struct TestDatabase: Sendable {
     public let name: String
     public let connectionString: String
