@@ -12,8 +12,11 @@ import TestSupport
         process.executableURL = Self.faultsBinary
         process.arguments = ["--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path,
                              "--quick", "--scenario", "replicas"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        let output = try makeTemporaryDirectory("habitsync-interrupt").appendingPathComponent("output.txt")
+        defer { try? FileManager.default.removeItem(at: output.deletingLastPathComponent()) }
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = process.standardOutput
         try process.run()
         let runner = process.processIdentifier
 
@@ -36,7 +39,8 @@ import TestSupport
         }
         defer { if let folder { try? FileManager.default.removeItem(at: folder) } }
         let serverPIDs = servers
-        let databasePID = try #require(postmaster, "the run did not start its cluster")
+        let said = { String(((try? String(contentsOf: output, encoding: .utf8)) ?? "").suffix(1500)) }
+        let databasePID = try #require(postmaster, "the run did not start its cluster (running: \(process.isRunning)); it said: \(said())")
         try #require(serverPIDs.count == 2, "the run did not start both replicas")
 
         kill(runner, SIGINT)

@@ -104,8 +104,8 @@ import TestSupport
         let world = try await SyncWorld.make()
         // Pushes wait for the lock as long as the test holds it, not a statement timeout.
         try await world.serve(ServerConfiguration(host: "127.0.0.1", port: 0, statementTimeout: .seconds(120)), poolSize: 2) { server in
-            let noisy = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "noisy"), device: "phone", session: TestHTTP.session(connections: 64))
-            let quiet = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "quiet"), device: "phone", session: TestHTTP.session(connections: 1))
+            let noisy = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "noisy"), device: "phone", connections: 64)
+            let quiet = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "quiet"), device: "phone", connections: 1)
             #expect(try await noisy.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status == 200)
             let body = try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": [Wire.change("habits", UUID(), at: Wire.at(1), record: Wire.habit())]])
             let statuses = try await world.holdingUserLock("noisy") {

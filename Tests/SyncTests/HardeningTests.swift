@@ -292,7 +292,7 @@ import TestSupport
         configuration.bodyBudgetBytes = 1 << 20
         try await world.serve(configuration) { server in
             let alice = try await world.client(server, user: "alice")
-            let bob = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "bob"), device: "phone", session: TestHTTP.session(connections: 1))
+            let bob = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "bob"), device: "phone", connections: 1)
             #expect(try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status == 200)
             // Alice's large push reserves its share and then waits for her row lock, held here.
             let large = try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString,

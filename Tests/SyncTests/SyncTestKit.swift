@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HabitSyncAuth
 import HabitSyncDomain
 import HabitSyncServer
@@ -82,14 +79,23 @@ struct SyncWorld {
     }
 }
 
-/// A device talking to the server over HTTP.
+/// A device of a sync test: ServerHarness's `DeviceClient` (the one HTTP device client the
+/// harness, the fault suite and the fuzzer use too), with the wire JSON decoded and every
+/// answer checked to be no 5xx (but 503 where a test expects it).
 struct SyncClient: Sendable {
-    let baseURL: String
-    let token: String
-    let device: String
-    var session: URLSession = .shared
+    let client: DeviceClient
 
-    func withDevice(_ device: String) -> SyncClient { SyncClient(baseURL: baseURL, token: token, device: device, session: session) }
+    init(baseURL: String, token: String, device: String, connections: Int = 8) {
+        client = DeviceClient(baseURL: baseURL, token: token, device: device, timeout: 60, connections: connections)
+    }
+
+    private init(client: DeviceClient) { self.client = client }
+
+    var baseURL: String { client.baseURL }
+    var token: String { client.token }
+    var device: String { client.device }
+
+    func withDevice(_ device: String) -> SyncClient { SyncClient(client: client.withDevice(device)) }
 
     struct PushReply {
         let status: Int
@@ -108,10 +114,7 @@ struct SyncClient: Sendable {
 
     /// - Parameter allowUnavailable: the one 5xx the protocol has (503, retry) is expected.
     func pushRaw(_ body: Data, headers extra: [String: String] = [:], allowUnavailable: Bool = false) async throws -> PushReply {
-        var headers = ["Authorization": "Bearer \(token)", "X-Device-Id": device, "Content-Type": "application/json"]
-        for (name, value) in extra { headers[name] = value }
-        headers = headers.filter { !$0.value.isEmpty }
-        let reply = try await TestHTTP.request("POST", baseURL + "/v1/sync/push", headers: headers, body: body, session: session)
+        let reply = try await client.push(body, headers: extra)
         #expect(reply.status < 500 || (allowUnavailable && reply.status == 503), "push answered \(reply.status): \(reply.text.prefix(300))")
         return PushReply(status: reply.status, body: reply.body, json: (try? reply.json()) ?? [:])
     }
@@ -126,13 +129,7 @@ struct SyncClient: Sendable {
     }
 
     func pull(cursor: String? = nil, limit: Int? = nil, collections: String? = nil, extra: String = "") async throws -> PullReply {
-        var items: [String] = []
-        if let cursor { items.append("cursor=\(cursor)") }
-        if let limit { items.append("limit=\(limit)") }
-        if let collections { items.append("collections=\(collections)") }
-        if !extra.isEmpty { items.append(extra) }
-        let reply = try await TestHTTP.request("GET", baseURL + "/v1/sync/pull" + (items.isEmpty ? "" : "?" + items.joined(separator: "&")),
-                                               headers: ["Authorization": "Bearer \(token)"], session: session)
+        let reply = try await client.pull(cursor: cursor, limit: limit, collections: collections, extra: extra)
         #expect(reply.status < 500, "pull answered \(reply.status): \(reply.text.prefix(300))")
         return PullReply(status: reply.status, json: (try? reply.json()) ?? [:])
     }
@@ -154,7 +151,7 @@ struct SyncClient: Sendable {
     func state() async throws -> [String: JSON] {
         var state: [String: JSON] = [:]
         for change in try await pullAll().changes {
-            state["\(change["collection"]!)/\(change["id"]!)"] = change
+            state["\(change["collection"] ?? "?")/\(change["id"] ?? "?")"] = change
         }
         return state
     }
