@@ -11,7 +11,7 @@ import TestSupport
         let process = Process()
         process.executableURL = Self.faultsBinary
         process.arguments = ["--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path,
-                             "--quick", "--scenario", "replicas"]
+                             "--scenario", "replicas"]
         let output = try makeTemporaryDirectory("habitsync-interrupt").appendingPathComponent("output.txt")
         defer { try? FileManager.default.removeItem(at: output.deletingLastPathComponent()) }
         FileManager.default.createFile(atPath: output.path, contents: nil)
@@ -20,12 +20,14 @@ import TestSupport
         try process.run()
         let runner = process.processIdentifier
 
-        // Wait until the run has its cluster up and both replicas serving.
+        // Wait until the run has its cluster up and both replicas serving. The full form of
+        // the scenario, so that it keeps running well past that moment on a busy machine (the
+        // quick form can finish between two looks); it is interrupted as soon as it is seen.
         var folder: URL?
         var postmaster: Int32?
         var servers: [Int32] = []
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(120)
+        let deadline = clock.now + .seconds(300)
         while servers.count < 2 && process.isRunning && clock.now < deadline {
             try await Task.sleep(for: .milliseconds(100))
             folder = try? FileManager.default.contentsOfDirectory(at: URL(fileURLWithPath: NSTemporaryDirectory()), includingPropertiesForKeys: nil)
