@@ -11,11 +11,15 @@ import TestSupport
             connection: .init(connectionString: database.connectionString, sessionSettings: ["max_parallel_workers_per_gather": "0", "jit": "off"]),
             maximumConnections: 2)
         try await PGPool.withPool(configuration, logger: TestPostgres.logger) { pool in
+            // Both connections in use at once: each task keeps its connection until both have
+            // one (a sleep could end before a busy machine starts the other task).
+            let leased = LeaseCount()
             try await withThrowingTaskGroup(of: (String, String).self) { group in
                 for _ in 0..<2 {
                     group.addTask {
                         try await pool.withConnection { connection in
-                            _ = try await connection.query("SELECT pg_sleep(0.05)")  // both connections in use at once
+                            leased.value.add(1, ordering: .relaxed)
+                            for _ in 0..<6000 where leased.value.load(ordering: .relaxed) < 2 { try await Task.sleep(for: .milliseconds(5)) }
                             let row = try await connection.query("SELECT current_setting('max_parallel_workers_per_gather') AS workers, current_setting('jit') AS jit").single()
                             return (try row.decode("workers", as: String.self), try row.decode("jit", as: String.self))
                         }
@@ -40,11 +44,15 @@ import TestSupport
             let events = EventLog()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let holderHasConnection = AsyncStream<Void>.makeStream()
+                let release = AsyncStream<Void>.makeStream()
+                // The holder keeps the only connection until the test has seen the waiter
+                // queued: no race with how fast a busy machine starts the waiter.
                 group.addTask {
                     try await pool.withConnection { connection in
                         events.append("holder leased")
                         holderHasConnection.continuation.yield()
-                        _ = try await connection.query("SELECT pg_sleep(0.3)")
+                        for await _ in release.stream { break }
+                        _ = try await connection.query("SELECT 1")
                         events.append("holder released")
                     }
                 }
@@ -52,12 +60,12 @@ import TestSupport
                 group.addTask {
                     try await pool.withConnection { _ in events.append("waiter leased") }
                 }
-                // The waiter is queued while the holder keeps the only connection.
                 var sawWaiting = false
-                for _ in 0..<200 where !sawWaiting {
+                for _ in 0..<6000 where !sawWaiting {
                     sawWaiting = pool.statistics.waiting == 1
                     if !sawWaiting { try await Task.sleep(for: .milliseconds(5)) }
                 }
+                release.continuation.yield()
                 #expect(sawWaiting)
                 try await group.waitForAll()
             }
@@ -193,4 +201,9 @@ final class EventLog: Sendable {
             }
         }
     }
+}
+
+/// How many tasks hold a connection, shared between them.
+final class LeaseCount: Sendable {
+    let value = Atomic<Int>(0)
 }
