@@ -10,7 +10,7 @@ import TestSupport
 @Suite struct BenchCommandTests {
     static var benchBinary: URL { HabitSyncBinary.url.deletingLastPathComponent().appendingPathComponent("habitsync-bench") }
 
-    @Test func theQuickRunMeasuresEveryWorkloadAndWritesTheJSON() throws {
+    @Test func theQuickRunMeasuresEveryWorkloadAndWritesTheJSON() async throws {
         let directory = try makeTemporaryDirectory("habitsync-bench-test")
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("latest.json")
@@ -25,7 +25,7 @@ import TestSupport
         // From a folder without migrations/: the server child must be told where they are.
         process.currentDirectoryURL = directory
         try process.run()
-        process.waitUntilExit()
+        await process.exited()
         #expect(process.terminationStatus == 0)
 
         let printed = try String(contentsOf: table, encoding: .utf8)
@@ -49,7 +49,7 @@ import TestSupport
         #expect((results["serverPeakRSSMiB"] as? Double ?? 0) > 0)
     }
 
-    @Test func theHostileMemoryRunReportsEveryPeak() throws {
+    @Test func theHostileMemoryRunReportsEveryPeak() async throws {
         let directory = try makeTemporaryDirectory("habitsync-bench-memory")
         defer { try? FileManager.default.removeItem(at: directory) }
         let process = Process()
@@ -61,7 +61,7 @@ import TestSupport
         process.standardOutput = try FileHandle(forWritingTo: table)
         process.standardError = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
+        await process.exited()
         #expect(process.terminationStatus == 0)
         let printed = try String(contentsOf: table, encoding: .utf8)
         for row in ["| idle", "| after 16 concurrent 8 MiB bodies of zeros", "| after 16 concurrent 8 MiB batches"] {

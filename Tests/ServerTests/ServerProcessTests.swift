@@ -24,10 +24,10 @@ import TestSupport
         #expect(metrics.status == 200)
         #expect(metrics.text.contains("habitsync_schema_version"))
         // Admin commands run meanwhile attach to the same embedded cluster.
-        let created = try HabitSyncBinary.run(["tenant", "create", "acme"], environment: ["DATABASE_URL": ""], in: workDirectory)
+        let created = try await HabitSyncBinary.run(["tenant", "create", "acme"], environment: ["DATABASE_URL": ""], in: workDirectory)
         #expect(created.status == 0, "\(created.stderr)")
         let tenant = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let minted = try HabitSyncBinary.run(["token", "mint", "--tenant", "acme", "--user", "alice"], environment: ["DATABASE_URL": ""], in: workDirectory)
+        let minted = try await HabitSyncBinary.run(["token", "mint", "--tenant", "acme", "--user", "alice"], environment: ["DATABASE_URL": ""], in: workDirectory)
         let token = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let pull = try await TestHTTP.request("GET", "http://127.0.0.1:\(boundPort)/v1/sync/pull", headers: ["Authorization": "Bearer \(token)"])
         #expect(pull.status == 200)
@@ -68,7 +68,7 @@ import TestSupport
         #expect(try await TestHTTP.request("GET", "\(server.baseURL)/readyz").status == 200)
         #expect(FileManager.default.fileExists(atPath: relocated.appendingPathComponent("data/postmaster.pid").path))
         // A second command on the same checkout finds the same cluster.
-        let created = try HabitSyncBinary.run(["tenant", "create", "acme"], environment: ["DATABASE_URL": ""], in: checkout)
+        let created = try await HabitSyncBinary.run(["tenant", "create", "acme"], environment: ["DATABASE_URL": ""], in: checkout)
         #expect(created.status == 0, "\(created.stderr)")
         server.send(SIGTERM)
         #expect(await server.waitForExit(timeout: .seconds(120)) == 0)
@@ -77,7 +77,7 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: relocated.appendingPathComponent("data/postmaster.pid").path), "stopped")
     }
 
-    @Test func aBadSettingStopsStartUpNamingItself() throws {
+    @Test func aBadSettingStopsStartUpNamingItself() async throws {
         for (variable, value) in [("HABITSYNC_PORT", "eighty"), ("HABITSYNC_POOL_SIZE", "0"), ("HABITSYNC_MIGRATE", "sometimes"), ("HABITSYNC_STATEMENT_TIMEOUT", "-5s")] {
             let process = Process()
             process.executableURL = Self.binary
@@ -90,21 +90,21 @@ import TestSupport
             process.standardError = errors
             process.standardOutput = FileHandle.nullDevice
             try process.run()
-            process.waitUntilExit()
+            await process.exited()
             let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(process.terminationStatus != 0)
             #expect(message.contains(variable) && message.contains(value), "\(variable): \(message)")
         }
     }
 
-    @Test func helpDocumentsEveryEnvironmentVariable() throws {
+    @Test func helpDocumentsEveryEnvironmentVariable() async throws {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = ["serve", "--help"]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        process.waitUntilExit()
+        await process.exited()
         let help = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         for variable in ["DATABASE_URL", "HABITSYNC_HOST", "HABITSYNC_PORT", "HABITSYNC_MIGRATE", "HABITSYNC_POOL_SIZE",
                          "HABITSYNC_STATEMENT_TIMEOUT", "HABITSYNC_DRAIN_TIMEOUT", "HABITSYNC_DATA_DIR", "HABITSYNC_MIGRATIONS_DIR",

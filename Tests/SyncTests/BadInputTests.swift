@@ -39,7 +39,7 @@ import TestSupport
         try await world.serve { server in
             let device = try await world.client(server, user: "alice")
             let body = try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": [Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]])
-            let reply = try await device.pushRaw(try gzip(body), headers: ["Content-Encoding": "gzip"])
+            let reply = try await device.pushRaw(try await gzip(body), headers: ["Content-Encoding": "gzip"])
             #expect(reply.status == 200)
             #expect(reply.status(0) == "applied")
         }
@@ -118,7 +118,7 @@ import TestSupport
 }
 
 /// gzip via the system's gzip tool, so the test does not reuse the server's own decoder.
-func gzip(_ data: Data) throws -> Data {
+func gzip(_ data: Data) async throws -> Data {
     let directory = try makeTemporaryDirectory("gzip")
     defer { try? FileManager.default.removeItem(at: directory) }
     let file = directory.appendingPathComponent("body")
@@ -127,6 +127,6 @@ func gzip(_ data: Data) throws -> Data {
     process.executableURL = URL(fileURLWithPath: "/bin/gzip")
     process.arguments = ["-9", file.path]
     try process.run()
-    process.waitUntilExit()
+    await process.exited()
     return try Data(contentsOf: directory.appendingPathComponent("body.gz"))
 }

@@ -31,14 +31,14 @@ import TestSupport
         let files = ["formation-numeric-dates.json", "breaking-iso-dates.json"].map { Self.fixtures.appendingPathComponent($0).path }
 
         for file in files {
-            let dry = try HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "bob", file, "--dry-run", "--json"], environment: env)
+            let dry = try await HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "bob", file, "--dry-run", "--json"], environment: env)
             #expect(dry.status == 0, "\(dry.stderr)")
             #expect(dry.stdout.contains("\"dryRun\":true"))
         }
         #expect(try await Self.snapshot(world).isEmpty, "a dry run writes nothing")
 
         for file in files {
-            let run = try HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "bob", file, "--json"], environment: env)
+            let run = try await HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "bob", file, "--json"], environment: env)
             #expect(run.status == 0, "\(run.stderr)")
             let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
             #expect(report?["alreadyImported"] as? Bool == false)
@@ -53,7 +53,7 @@ import TestSupport
         #expect(try await world.count("legacy_import_archive", where: "source->>'name' = 'Evening Walk' AND source ? 'completionStatus'") == 1, "the original object is archived whole")
 
         for file in files {
-            let again = try HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "bob", file], environment: env)
+            let again = try await HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "bob", file], environment: env)
             #expect(again.status == 0)
             #expect(again.stdout.contains("already imported"))
         }
@@ -74,7 +74,7 @@ import TestSupport
              {"id":"21111111-2222-3333-4444-555555555555","name":"Broken","description":"","icon":"None","color":"FF8800","habitType":"Habit Building",
               "schedule":"when the moon is full","goal":"1 time","reminder":"","startDate":"2026-03-01T00:00:00Z"}]}
             """.utf8).write(to: file)
-        let run = try HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "bob", file.path], environment: ["DATABASE_URL": world.database.connectionString])
+        let run = try await HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "bob", file.path], environment: ["DATABASE_URL": world.database.connectionString])
         #expect(run.status == 1)
         #expect(run.stderr.contains("Broken") && run.stderr.contains("schedule") && run.stderr.contains("when the moon is full"))
         #expect(try await world.count("habits") == 0)

@@ -23,7 +23,7 @@ import TestSupport
 
     @Test func anAdminCommandOnAnUnmigratedDatabaseNamesMigrateUp() async throws {
         let database = try await TestPostgres.shared.emptyDatabase()
-        let run = try HabitSyncBinary.run(["tenant", "create", "acme"], environment: ["DATABASE_URL": database.connectionString])
+        let run = try await HabitSyncBinary.run(["tenant", "create", "acme"], environment: ["DATABASE_URL": database.connectionString])
         #expect(run.status == 1)
         #expect(run.stderr.contains("migrate up"), "\(run.stderr)")
     }

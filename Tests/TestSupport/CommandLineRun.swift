@@ -12,7 +12,7 @@ public enum HabitSyncBinary {
         public let stderr: String
     }
 
-    public static func run(_ arguments: [String], environment extra: [String: String] = [:], in workingDirectory: URL? = nil) throws -> Outcome {
+    public static func run(_ arguments: [String], environment extra: [String: String] = [:], in workingDirectory: URL? = nil) async throws -> Outcome {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
@@ -29,10 +29,19 @@ public enum HabitSyncBinary {
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
+        await process.exited()
         return Outcome(
             status: process.terminationStatus,
             stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
             stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    }
+}
+
+extension Process {
+    /// Waits for the process to exit without blocking a thread: the suite's tasks share two
+    /// cooperative threads, and `waitUntilExit()` on them starved every other test while a
+    /// child ran (a minute-long benchmark run held one for its whole length).
+    public func exited() async {
+        while isRunning { try? await Task.sleep(for: .milliseconds(20)) }
     }
 }
