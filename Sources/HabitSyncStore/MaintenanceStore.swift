@@ -129,8 +129,13 @@ public struct MaintenanceStore: Sendable {
                 report.conflictsPurged += try await connection.query(Self.purgeConflicts(tenant: tenant, cutoff: now.addingTimeInterval(-retention.conflicts))).affectedRows ?? 0
             }
         }
+        // Its own short transaction: the move lifts the forced policies of the DEFAULT
+        // partition (an exclusive lock on it) and must not hold that lock while months are
+        // archived below.
+        report.defaultPartitionRowsMoved = try await pool.withTransaction { connection in
+            try await connection.query(Self.moveDefaultPartitionRows).single().decode("moved", as: Int.self)
+        }
         try await pool.withTransaction { connection in
-            report.defaultPartitionRowsMoved = try await connection.query(Self.moveDefaultPartitionRows).single().decode("moved", as: Int.self)
             report.partitionsCreated = try await connection.query(Self.ensurePartitions(now: now)).single().decode("created", as: Int.self)
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = TimeZone.gmt
