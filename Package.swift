@@ -223,7 +223,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SchemaTests",
-            dependencies: ["LibPQClient", "TestSupport", "HabitSyncDomain", "SeededRandom"],
+            dependencies: ["LibPQClient", "TestSupport", "HabitSyncDomain", "HabitSyncStore", "SeededRandom"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -4,28 +4,38 @@ import LibPQClient
 import Synchronization
 
 /// The time zone names users may choose, read once from the database: those PostgreSQL knows
-/// (`pg_timezone_names`) whose UTC offset Foundation agrees with right now, so that a zone
-/// means the same day boundaries in the server's Swift rules and in the analytics views.
-/// (`UTC+5` is not among them: Foundation reads it as UTC+05:00, PostgreSQL as POSIX UTC−05:00.)
+/// (`pg_timezone_names`) whose UTC offsets Foundation agrees with — at several instants,
+/// winter and summer, now and in past years — so that a zone means the same day boundaries
+/// in the server's Swift rules and in the analytics views. (`UTC+5` is not among them:
+/// Foundation reads it as UTC+05:00, PostgreSQL as POSIX UTC−05:00. Nor is `CET`: `AT TIME
+/// ZONE 'CET'` takes it as the fixed abbreviation, with no summer time.)
 public final class TimeZoneCatalog: Sendable {
     private let cached = Mutex<TimeZoneNames?>(nil)
 
     public init() {}
 
-    static let query: PGQuery = "SELECT name, extract(epoch FROM utc_offset)::int8 AS offset_seconds FROM pg_timezone_names"
+    /// The offsets the analytics views would use (`AT TIME ZONE`), per name and instant.
+    static func offsets(at instants: [Date]) -> PGQuery {
+        """
+        SELECT n.name, i.instant, extract(epoch FROM (i.instant AT TIME ZONE n.name) - (i.instant AT TIME ZONE 'UTC'))::int8 AS offset_seconds
+        FROM pg_timezone_names n, unnest(\(instants)::timestamptz[]) AS i(instant)
+        """
+    }
 
     public func names(_ pool: PGPool) async throws -> TimeZoneNames {
         if let names = cached.withLock({ $0 }) { return names }
         let now = Date()
-        let rows = try await pool.withConnection { try await $0.query(Self.query).rows }
-        var agreed: [String] = []
+        let instants = [now, now.addingTimeInterval(182 * 86_400), Date(timeIntervalSince1970: 948_000_000), Date(timeIntervalSince1970: 1_373_000_000)]
+        let rows = try await pool.withConnection { try await $0.query(Self.offsets(at: instants)).rows }
+        var agreeing: [String: Bool] = [:]
         for row in rows {
             let name = try row.decode("name", as: String.self)
+            let instant = try row.decode("instant", as: Date.self)
             let offset = try row.decode("offset_seconds", as: Int64.self)
-            guard let zone = TimeZone(identifier: name), Int64(zone.secondsFromGMT(for: now)) == offset else { continue }
-            agreed.append(name)
+            let same = TimeZone(identifier: name).map { Int64($0.secondsFromGMT(for: instant)) == offset } ?? false
+            agreeing[name] = (agreeing[name] ?? true) && same
         }
-        let names = TimeZoneNames(agreed)
+        let names = TimeZoneNames(agreeing.filter(\.value).keys)
         cached.withLock { $0 = names }
         return names
     }

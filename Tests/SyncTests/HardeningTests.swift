@@ -149,7 +149,9 @@ import TestSupport
     @Test func aTimeZoneIsAcceptedOnlyWhenPostgreSQLKnowsItWithTheSameMeaning() async throws {
         let world = try await SyncWorld.make()
         try await world.serve { server in
-            for (index, zone) in ["GMT+0530", "UTC+5", "Mars/Olympus", "Europe/Berlin\n", "../etc/passwd", "Europe/Berlin", "Etc/GMT+5", "Asia/Kolkata", "UTC"].enumerated() {
+            // CET: PostgreSQL's AT TIME ZONE reads it as the fixed abbreviation (no summer time),
+            // Foundation as the zone with summer time, so it means two things and is refused.
+            for (index, zone) in ["GMT+0530", "UTC+5", "Mars/Olympus", "Europe/Berlin\n", "../etc/passwd", "CET", "Europe/Berlin", "Etc/GMT+5", "Asia/Kolkata", "UTC"].enumerated() {
                 let device = try await world.client(server, user: "zone-\(index)")
                 let reply = try await device.push([Wire.change("userSettings", UUID(), at: Wire.at(0), record: ["timezone": zone])])
                 let accepted = ["Europe/Berlin", "Etc/GMT+5", "Asia/Kolkata", "UTC"].contains(zone)
