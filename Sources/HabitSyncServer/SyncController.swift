@@ -47,17 +47,22 @@ struct SyncController: Sendable {
         guard contentType.hasPrefix("application/json") else {
             throw APIError(status: .unsupportedMediaType, code: "unsupported_media_type", message: "push bodies are JSON: send Content-Type: application/json")
         }
-        // Reserve the memory this body may take before reading it (a gzip body may inflate to
-        // the limit, a body without Content-Length may be as large as the limit).
+        // Reserve the memory this push may hold before its body is read: what a body of the
+        // declared length holds; for a gzip body or one without Content-Length, first room to
+        // read it, then — once its real size is known — the rest.
         let declared = request.headers[.contentLength].flatMap { Int($0) }
         if let declared, declared > limits.maximumBodyBytes { throw tooLarge }
         let compressed = request.headers[.contentEncoding].map { $0.lowercased() != "identity" } ?? false
-        let reservation = RequestBodyBudget.estimate(bodyBytes: compressed ? limits.maximumBodyBytes : declared ?? limits.maximumBodyBytes)
-        guard bodyBudget.reserve(reservation) else {
-            throw APIError(status: .serviceUnavailable, code: "busy", message: "the server is decoding as many large pushes as its memory budget allows; retry shortly", retryAfterSeconds: 1)
-        }
+        let busy = APIError(status: .serviceUnavailable, code: "busy", message: "the server is decoding as many large pushes as its memory budget allows; retry shortly", retryAfterSeconds: 1)
+        var reservation = compressed ? 2 * (declared ?? limits.maximumBodyBytes) : declared.map(RequestBodyBudget.estimate) ?? limits.maximumBodyBytes
+        guard bodyBudget.reserve(reservation) else { throw busy }
         defer { bodyBudget.release(reservation) }
         let body = try await readBody(request)
+        let needed = RequestBodyBudget.estimate(bodyBytes: body.count)
+        if needed > reservation {
+            guard bodyBudget.reserve(needed - reservation) else { throw busy }
+            reservation = needed
+        }
         let parsed = try PushRequest.parse(bytes: body, maximumChanges: limits.maximumChanges)
         let hash = Array(SHA256.hash(data: body))
         let (outcome, tally) = try await push.push(identity: identity, deviceID: device, request: parsed, requestHash: hash, now: Date())

@@ -313,6 +313,31 @@ import TestSupport
         }
     }
 
+    /// Gzip bodies reserve by their real size once inflated, not the largest possible body:
+    /// otherwise every gzip push would take the whole budget and they would run one at a time.
+    @Test func smallGzipPushesShareTheBudget() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve(ServerConfiguration(host: "127.0.0.1", port: 0, statementTimeout: .seconds(120))) { server in
+            let alice = try await world.client(server, user: "alice")
+            let bob = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "bob"), device: "phone", connections: 1)
+            #expect(try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status == 200)
+            func gzipped(_ changes: [JSON]) async throws -> Data {
+                try await gzip(try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes]))
+            }
+            let aliceBody = try await gzipped([Wire.change("habits", UUID(), at: Wire.at(1), record: Wire.habit())])
+            let bobBody = try await gzipped([Wire.change("habits", UUID(), at: Wire.at(1), record: Wire.habit())])
+            let pending = try await world.holdingUserLock("alice") {
+                let pending = Task { try await alice.pushRaw(aliceBody, headers: ["Content-Encoding": "gzip"]).status }
+                try await world.waitForLockWaiters(1)
+                // Alice's gzip push holds its reservation while it waits; Bob's is admitted too.
+                let reply = try await bob.pushRaw(bobBody, headers: ["Content-Encoding": "gzip"])
+                #expect(reply.status == 200, "\(reply.json)")
+                return pending
+            }
+            #expect(try await pending.value == 200)
+        }
+    }
+
     // MARK: 6. A device clock years ahead broke maintenance later
 
     @Test func eventTimesFromTheFutureAreRejectedAndDefaultPartitionRowsAreMoved() async throws {
