@@ -244,7 +244,7 @@ let package = Package(
         .testTarget(
             name: "SyncTests",
             dependencies: [
-                "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "ServerHarness", "TestSupport",
+                "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "ServerHarness", "TestSupport", "SeededRandom",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

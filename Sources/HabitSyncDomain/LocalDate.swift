@@ -53,6 +53,12 @@ public struct LocalDate: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Days since 1970-01-01.
     public var dayNumber: Int { Self.daysFromCivil(year, month, day) }
 
+    /// The first day of this date's month.
+    public var firstOfMonth: LocalDate { LocalDate(dayNumber: dayNumber - (day - 1)) }
+
+    /// The first day of the next month.
+    public var firstOfNextMonth: LocalDate { LocalDate(dayNumber: dayNumber - (day - 1) + Self.daysIn(month: month, year: year)) }
+
     public static func < (lhs: LocalDate, rhs: LocalDate) -> Bool { lhs.dayNumber < rhs.dayNumber }
 
     static func daysIn(month: Int, year: Int) -> Int {

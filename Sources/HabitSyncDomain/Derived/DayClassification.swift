@@ -58,7 +58,8 @@ public struct DayClassifier: Sendable {
     /// Goes habit by habit, each walking its days and its records in step, and tallies per day
     /// what the rules need; then classifies each day. (A dictionary lookup per habit and day
     /// was the recompute's largest cost in a profile of the push load.)
-    private func classify(from first: Int, through last: Int) -> [(dayNumber: Int, classification: DayClassification)] {
+    public func classify(from first: Int, through last: Int) -> [(dayNumber: Int, classification: DayClassification)] {
+        guard first <= last else { return [] }
         let count = last - first + 1
         var due = [Int](repeating: 0, count: count)
         var dueMissed = [Bool](repeating: false, count: count)

@@ -4,135 +4,157 @@ import LibPQClient
 
 /// Recomputes a user's derived records — globalStreak, userProgress, usageStreak — and keeps
 /// the daily completion XP in the ledger, inside the transaction that changed their inputs
-/// (it holds the user's row lock). A full per-user recompute: a constant number of
-/// statements, reading the user's habits, progress, ledger totals and exit days.
+/// (it holds the user's row lock).
+///
+/// Incremental by default: the ledger's total is the running sum triggers keep on `users`, and
+/// the streak folds stored month summaries (`derived_streak_months`) with the raw days of
+/// today's month and of the months whose summaries a change deleted (the triggers of 0011).
+/// So a push reads a bounded number of rows whatever the user's age: at most ten years of
+/// month rows, plus the days its changes touched. `full` ignores every stored summary and
+/// reads the whole history, as the recompute did before; it must produce the same records
+/// (the property test compares the two after every random edit).
 struct DerivedStateWriter {
     let connection: PGConnection
     let tenant: UUID
     let user: String
     let derivedRecordID: UUID
     let now: Date
-
-    static let context = """
-        SELECT u.time_zone, t.daily_completion_xp FROM users u JOIN tenants t ON t.id = u.tenant_id
-        WHERE u.tenant_id = $1 AND u.user_id = $2
-        """
-    static let habits = """
-        SELECT id, habit_type, schedule_type, schedule_n, schedule_weekdays, start_date::text AS start_date, end_date::text AS end_date
-        FROM habits WHERE tenant_id = $1 AND user_id = $2 AND deleted_at IS NULL
-        """
-    static let progress = """
-        SELECT habit_id, date::text AS date, progress_count, goal_count, skip_reason IS NOT NULL AS skipped
-        FROM daily_progress WHERE tenant_id = $1 AND user_id = $2 AND deleted_at IS NULL
-        """
-    /// The ledger's total and the server's net daily award per date.
-    static let ledger = """
-        SELECT NULL::text AS date, coalesce(sum(amount), 0)::int8 AS amount FROM xp_transactions WHERE tenant_id = $1 AND user_id = $2
-        UNION ALL
-        SELECT date::text, sum(amount)::int8 FROM xp_transactions
-        WHERE tenant_id = $1 AND user_id = $2 AND updated_by = 'server' AND reason IN ('daily_completion', 'daily_completion_reversed') AND date IS NOT NULL
-        GROUP BY date
-        """
-    /// Exit days since an instant, from the id registry (usage_event_ids_exits), which keeps
-    /// the exits of months maintenance archived.
-    static let exitDaysSince = """
-        SELECT DISTINCT (occurred_at AT TIME ZONE $3)::date::text AS day FROM usage_event_ids
-        WHERE tenant_id = $1 AND user_id = $2 AND is_exit AND occurred_at >= $4
-        """
-    static let latestExit = """
-        SELECT (max(occurred_at) AT TIME ZONE $3)::date::text AS day FROM usage_event_ids
-        WHERE tenant_id = $1 AND user_id = $2 AND is_exit
-        """
-    static let insertAwards = """
-        INSERT INTO xp_transactions (tenant_id, user_id, id, amount, reason, occurred_at, date, updated_at, updated_by, server_version)
-        SELECT $1, $2, gen_random_uuid(), a.amount, a.reason, $3, a.date, date_trunc('milliseconds', $3::timestamptz), 'server', a.version
-        FROM unnest($4::int4[], $5::text[], $6::date[], $7::int8[]) AS a(amount, reason, date, version)
-        """
-    static let current = """
-        SELECT 'globalStreak' AS kind, habitsync_global_streak_record(g)::text AS record FROM global_streaks g WHERE tenant_id = $1 AND user_id = $2
-        UNION ALL SELECT 'userProgress', habitsync_user_progress_record(p)::text FROM user_progress p WHERE tenant_id = $1 AND user_id = $2
-        UNION ALL SELECT 'usageStreak', habitsync_usage_streak_record(s)::text FROM usage_streaks s WHERE tenant_id = $1 AND user_id = $2
-        """
+    var full = false
 
     /// Writes what changed and returns the next free version.
     func recompute(nextVersion: Int64) async throws -> Int64 {
         var next = nextVersion
-        let binds: [PGBind] = [tenant.pgBind(), user.pgBind()]
-        guard let settings = try await connection.query(PGQuery(unsafeSQL: Self.context, binds: binds)).rows.first else { return next }
+        guard let settings = try await connection.query(DerivedStateQueries.context(tenant: tenant, user: user)).rows.first else { return next }
         let zoneName = try settings.decode("time_zone", as: String.self)
         let timeZone = TimeZone(identifier: zoneName) ?? TimeZone.gmt
-        let dailyXP = try settings.decode("daily_completion_xp", as: Int.self)
+        let award = try settings.decode("daily_completion_xp", as: Int.self)
+        var ledgerSum = try settings.decode("xp_ledger_sum", as: Int.self)
+        if full {
+            ledgerSum = try await connection.query(DerivedStateQueries.ledgerSum(tenant: tenant, user: user)).single().decode("total", as: Int.self)
+        }
         let today = LocalDate(now, in: timeZone)
 
-        let habits = try await connection.query(PGQuery(unsafeSQL: Self.habits, binds: binds)).rows.compactMap(Self.habit)
-        let records = try await connection.query(PGQuery(unsafeSQL: Self.progress, binds: binds)).rows.compactMap { row -> DayRecord? in
-            guard let date = LocalDate(try row.decode("date", as: String.self)) else { return nil }
-            return DayRecord(habitID: try row.decode("habit_id"), date: date, progressCount: try row.decode("progress_count"),
-                             goalCount: try row.decode("goal_count"), skipped: try row.decode("skipped"))
+        let habits = try await connection.query(DerivedStateQueries.habits(tenant: tenant, user: user)).rows.compactMap(Self.habit)
+        let window = StreakWindow(today: today, earliestStart: habits.map(\.startDate).min())
+        let stored = full ? [:] : try await storedMonths(window, award: award)
+        let dirty = window.closedMonths.filter { stored[$0] == nil }
+
+        // Classify the days read raw: months without a summary, the window's partial first
+        // month, and today's month.
+        let rawRanges = dirty.map(StreakWindow.days(of:)) + [window.leadingDays, window.currentDays].compactMap { $0 }
+        let records = rawRanges.isEmpty ? [] : try await connection.query(DerivedStateQueries.progress(tenant: tenant, user: user, in: rawRanges)).rows.compactMap(Self.dayRecord)
+        let classifier = DayClassifier(habits: habits, records: records)
+        var completeDays: Set<LocalDate> = []
+        func classified(_ range: ClosedRange<Int>) -> [(dayNumber: Int, classification: DayClassification)] {
+            let days = classifier.classify(from: range.lowerBound, through: range.upperBound)
+            for day in days where day.classification == .complete { completeDays.insert(LocalDate(dayNumber: day.dayNumber)) }
+            return days
         }
-        var ledgerSum = 0
-        var netAwards: [LocalDate: Int] = [:]
-        for row in try await connection.query(PGQuery(unsafeSQL: Self.ledger, binds: binds)).rows {
-            let amount = try row.decode("amount", as: Int.self)
-            if let text = try row.decodeIfPresent("date", as: String.self), let date = LocalDate(text) { netAwards[date] = amount } else { ledgerSum = amount }
+        let rebuilt = dirty.map { (month: $0, summary: StreakSummary(days: classified(StreakWindow.days(of: $0)))) }
+        var history = window.leadingDays.map { StreakSummary(days: classified($0)) } ?? .empty
+        for month in window.closedMonths {
+            history = history.followed(by: stored[month] ?? rebuilt.first { $0.month == month }?.summary ?? .empty)
         }
-        // The usage streak needs the days back to the start of the current run only: read a
-        // window of recent days, widening it while the run reaches its edge.
-        var window = 62
-        var exitDays: Set<LocalDate> = []
-        while true {
-            let since = now.addingTimeInterval(-Double(window + 2) * 86_400)
-            exitDays = Set(try await connection.query(PGQuery(unsafeSQL: Self.exitDaysSince, binds: binds + [zoneName.pgBind(), since.pgBind()])).rows.compactMap {
-                LocalDate(try $0.decode("day", as: String.self))
-            })
-            let run = UsageStreak.compute(exitDays: exitDays, today: today)
-            guard let start = run.startDate, start.dayNumber <= today.dayNumber - window, window < 40_000 else { break }
-            window *= 4
-        }
-        var latestExit = exitDays.max()
-        if latestExit == nil {
-            latestExit = try await connection.query(PGQuery(unsafeSQL: Self.latestExit, binds: binds + [zoneName.pgBind()])).rows.first?
-                .decodeIfPresent("day", as: String.self).flatMap { LocalDate($0) }
+        if let current = window.currentDays {
+            let days = classified(current)
+            history = history.followed(by: StreakSummary(days: days.dropLast()))
+            if let last = days.last { history = history.followed(by: .today(last.dayNumber, last.classification)) }
         }
 
-        // Daily completion XP for every complete day up to today.
-        // Every day of the history is classified once, for the awards and the streak alike.
-        let classified = DayClassifier(habits: habits, records: records).classifyAll(through: today)
-        let completeDays = Set(classified.filter { $0.classification == .complete }.map { LocalDate(dayNumber: $0.dayNumber) })
-        let corrections = DailyCompletionXP.corrections(completeDays: completeDays, netAwards: netAwards, setting: dailyXP)
+        // Daily completion XP: reconcile the ledger on every day classified here, and on every
+        // later day (a day that is not complete, future ones included, holds no award). Days in
+        // stored months were reconciled when their summary was written. Without any stored
+        // summary, every day of the window is reconciled, as the full recompute does.
+        let awardRanges: [(first: LocalDate, last: LocalDate?)] = full || stored.isEmpty
+            ? [(window.windowStart, nil)]
+            : dirty.map { ($0, $0.firstOfNextMonth.adding(days: -1)) }
+                + (window.leadingDays.map { [(LocalDate(dayNumber: $0.lowerBound), LocalDate(dayNumber: $0.upperBound))] } ?? [])
+                + [(window.currentMonth, nil)]
+        var netAwards: [LocalDate: Int] = [:]
+        for row in try await connection.query(DerivedStateQueries.netAwards(tenant: tenant, user: user, in: awardRanges)).rows {
+            if let date = LocalDate(try row.decode("date", as: String.self)) { netAwards[date] = try row.decode("amount", as: Int.self) }
+        }
+        let corrections = DailyCompletionXP.corrections(completeDays: completeDays, netAwards: netAwards, setting: award)
             .filter { abs($0.amount) <= 100_000 }
         if !corrections.isEmpty {
             let versions = corrections.map { _ -> Int64 in defer { next += 1 }; return next }
-            try await connection.query(PGQuery(unsafeSQL: Self.insertAwards, binds: binds + [
-                now.pgBind(), corrections.map { Int32($0.amount) }.pgBind(), corrections.map(\.reason).pgBind(),
-                corrections.map { $0.date.description }.pgBind(), versions.pgBind(),
-            ]))
+            try await connection.query(DerivedStateQueries.insertAwards(tenant: tenant, user: user, now: now, corrections: corrections, versions: versions))
             ledgerSum += corrections.reduce(0) { $0 + $1.amount }
         }
+        if !rebuilt.isEmpty {
+            try await connection.query(DerivedStateQueries.saveMonths(tenant: tenant, user: user, award: award, months: rebuilt))
+        }
 
-        let hasInputs = !habits.isEmpty || !records.isEmpty || ledgerSum != 0 || !netAwards.isEmpty || latestExit != nil
+        let (exitDays, latestExit) = try await recentExits(zone: zoneName, today: today)
+        let hasAwards = try settings.decode("has_awards", as: Bool.self)
+        let hasProgress = try settings.decode("has_progress", as: Bool.self)
+        let hasInputs = !habits.isEmpty || hasProgress || ledgerSum != 0 || hasAwards || latestExit != nil
         guard hasInputs else { return next }
-        let streak = GlobalStreak.compute(classified, today: today)
+        let streak = history.streak(today: today)
         let progress = UserProgress(ledgerSum: ledgerSum)
         let usage = UsageStreak.compute(exitDays: exitDays, today: today, latestExit: latestExit)
 
-        var stored: [String: String] = [:]
-        for row in try await connection.query(PGQuery(unsafeSQL: Self.current, binds: binds)).rows {
-            stored[try row.decode("kind", as: String.self)] = try row.decode("record", as: String.self)
+        var current: [String: String] = [:]
+        for row in try await connection.query(DerivedStateQueries.currentRecords(tenant: tenant, user: user)).rows {
+            current[try row.decode("kind", as: String.self)] = try row.decode("record", as: String.self)
         }
         let wanted: [(kind: String, json: String, write: (Int64) -> PGQuery)] = [
             ("globalStreak", Self.json(streak), { version in self.upsertStreak(streak, version: version) }),
             ("userProgress", Self.json(progress), { version in self.upsertProgress(progress, version: version) }),
             ("usageStreak", Self.json(usage), { version in self.upsertUsage(usage, version: version) }),
         ]
-        for item in wanted where Self.normalised(stored[item.kind]) != Self.normalised(item.json) {
+        for item in wanted where Self.normalised(current[item.kind]) != Self.normalised(item.json) {
             try await connection.query(item.write(next))
             next += 1
         }
         return next
     }
 
+    /// The stored month summaries the window can use, by month.
+    private func storedMonths(_ window: StreakWindow, award: Int) async throws -> [LocalDate: StreakSummary] {
+        guard let first = window.closedMonths.first else { return [:] }
+        var months: [LocalDate: StreakSummary] = [:]
+        let query = DerivedStateQueries.storedMonths(tenant: tenant, user: user, first: first, end: window.currentMonth, award: award)
+        for row in try await connection.query(query).rows {
+            guard let month = LocalDate(try row.decode("month", as: String.self)) else { continue }
+            months[month] = StreakSummary(
+                completeDays: try row.decode("complete_days"),
+                lastCompleteDay: try row.decodeIfPresent("last_complete_date", as: String.self).flatMap { LocalDate($0)?.dayNumber },
+                hasBreak: try row.decode("has_break"), leadingRun: try row.decode("leading_run"),
+                trailingRun: try row.decode("trailing_run"), longestRun: try row.decode("longest_run"))
+        }
+        return months
+    }
+
+    /// The usage streak needs the days back to the start of the current run only: read a
+    /// window of recent days, widening it while the run reaches its edge.
+    private func recentExits(zone: String, today: LocalDate) async throws -> (days: Set<LocalDate>, latest: LocalDate?) {
+        var window = 62
+        var exitDays: Set<LocalDate> = []
+        while true {
+            let since = now.addingTimeInterval(-Double(window + 2) * 86_400)
+            exitDays = Set(try await connection.query(DerivedStateQueries.exitDays(tenant: tenant, user: user, zone: zone, since: since)).rows.compactMap {
+                LocalDate(try $0.decode("day", as: String.self))
+            })
+            let run = UsageStreak.compute(exitDays: exitDays, today: today)
+            guard let start = run.startDate, start.dayNumber <= today.dayNumber - window, window < 40_000 else { break }
+            window *= 4
+        }
+        var latest = exitDays.max()
+        if latest == nil {
+            latest = try await connection.query(DerivedStateQueries.latestExit(tenant: tenant, user: user, zone: zone)).rows.first?
+                .decodeIfPresent("day", as: String.self).flatMap { LocalDate($0) }
+        }
+        return (exitDays, latest)
+    }
+
     // MARK: - Rows
+
+    static func dayRecord(_ row: PGRow) throws -> DayRecord? {
+        guard let date = LocalDate(try row.decode("date", as: String.self)) else { return nil }
+        return DayRecord(habitID: try row.decode("habit_id"), date: date, progressCount: try row.decode("progress_count"),
+                         goalCount: try row.decode("goal_count"), skipped: try row.decode("skipped"))
+    }
 
     static func habit(_ row: PGRow) throws -> HabitDefinition? {
         guard let start = LocalDate(try row.decode("start_date", as: String.self)) else { return nil }

@@ -1,0 +1,111 @@
+import Foundation
+import HabitSyncDomain
+import LibPQClient
+
+/// The SQL of `DerivedStateWriter`, one statement each; every value is a bind.
+enum DerivedStateQueries {
+    /// The user's calendar, the tenant's award, the ledger's running total, and whether the user
+    /// has any input at all (without one, no derived record is created).
+    static func context(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT u.time_zone, t.daily_completion_xp, u.xp_ledger_sum,
+               EXISTS (SELECT 1 FROM daily_progress p WHERE p.tenant_id = u.tenant_id AND p.user_id = u.user_id AND p.deleted_at IS NULL) AS has_progress,
+               EXISTS (SELECT 1 FROM xp_transactions x WHERE x.tenant_id = u.tenant_id AND x.user_id = u.user_id AND x.date IS NOT NULL
+                       AND x.updated_by = 'server' AND x.reason IN ('daily_completion', 'daily_completion_reversed')) AS has_awards
+        FROM users u JOIN tenants t ON t.id = u.tenant_id
+        WHERE u.tenant_id = \(tenant) AND u.user_id = \(user)
+        """
+    }
+
+    /// The ledger summed from its rows, which the full recompute uses to check the running total.
+    static func ledgerSum(tenant: UUID, user: String) -> PGQuery {
+        "SELECT coalesce(sum(amount), 0)::int8 AS total FROM xp_transactions WHERE tenant_id = \(tenant) AND user_id = \(user)"
+    }
+
+    static func habits(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT id, habit_type, schedule_type, schedule_n, schedule_weekdays, start_date::text AS start_date, end_date::text AS end_date
+        FROM habits WHERE tenant_id = \(tenant) AND user_id = \(user) AND deleted_at IS NULL
+        """
+    }
+
+    /// Stored month summaries from `first` up to (not including) `end`, written under `award`.
+    static func storedMonths(tenant: UUID, user: String, first: LocalDate, end: LocalDate, award: Int) -> PGQuery {
+        """
+        SELECT month::text AS month, complete_days, last_complete_date::text AS last_complete_date, has_break, leading_run, trailing_run, longest_run
+        FROM derived_streak_months
+        WHERE tenant_id = \(tenant) AND user_id = \(user) AND month >= \(first.description)::date AND month < \(end.description)::date
+          AND daily_completion_xp = \(award)
+        """
+    }
+
+    /// Live progress on the days of some disjoint ranges (inclusive bounds).
+    static func progress(tenant: UUID, user: String, in ranges: [ClosedRange<Int>]) -> PGQuery {
+        """
+        SELECT p.habit_id, p.date::text AS date, p.progress_count, p.goal_count, p.skip_reason IS NOT NULL AS skipped
+        FROM unnest(\(ranges.map { LocalDate(dayNumber: $0.lowerBound).description })::date[], \(ranges.map { LocalDate(dayNumber: $0.upperBound).description })::date[]) AS r(lo, hi)
+        JOIN daily_progress p ON p.tenant_id = \(tenant) AND p.user_id = \(user) AND p.deleted_at IS NULL AND p.date BETWEEN r.lo AND r.hi
+        """
+    }
+
+    /// The server's net daily award per date, on the days of some disjoint ranges; an upper
+    /// bound of nil is open-ended.
+    static func netAwards(tenant: UUID, user: String, in ranges: [(first: LocalDate, last: LocalDate?)]) -> PGQuery {
+        """
+        SELECT x.date::text AS date, sum(x.amount)::int8 AS amount
+        FROM unnest(\(ranges.map(\.first.description))::date[], \(ranges.map { $0.last?.description ?? "infinity" })::date[]) AS r(lo, hi)
+        JOIN xp_transactions x ON x.tenant_id = \(tenant) AND x.user_id = \(user) AND x.date BETWEEN r.lo AND r.hi
+        WHERE x.updated_by = 'server' AND x.reason IN ('daily_completion', 'daily_completion_reversed')
+        GROUP BY x.date
+        """
+    }
+
+    static func insertAwards(tenant: UUID, user: String, now: Date, corrections: [DailyCompletionXP.Correction], versions: [Int64]) -> PGQuery {
+        """
+        INSERT INTO xp_transactions (tenant_id, user_id, id, amount, reason, occurred_at, date, updated_at, updated_by, server_version)
+        SELECT \(tenant), \(user), gen_random_uuid(), a.amount, a.reason, \(now), a.date, date_trunc('milliseconds', \(now)::timestamptz), 'server', a.version
+        FROM unnest(\(corrections.map { Int32($0.amount) })::int4[], \(corrections.map(\.reason))::text[], \(corrections.map { $0.date.description })::date[], \(versions)::int8[])
+            AS a(amount, reason, date, version)
+        """
+    }
+
+    static func saveMonths(tenant: UUID, user: String, award: Int, months: [(month: LocalDate, summary: StreakSummary)]) -> PGQuery {
+        let summaries = months.map(\.summary)
+        return """
+        INSERT INTO derived_streak_months (tenant_id, user_id, month, daily_completion_xp, complete_days, last_complete_date, has_break, leading_run, trailing_run, longest_run)
+        SELECT \(tenant), \(user), m.month, \(award), m.complete_days, m.last_complete_date, m.has_break, m.leading_run, m.trailing_run, m.longest_run
+        FROM unnest(\(months.map { $0.month.description })::date[], \(summaries.map { Int32($0.completeDays) })::int4[],
+                    \(summaries.map { $0.lastCompleteDay.map { LocalDate(dayNumber: $0).description } })::date[], \(summaries.map(\.hasBreak))::bool[],
+                    \(summaries.map { Int32($0.leadingRun) })::int4[], \(summaries.map { Int32($0.trailingRun) })::int4[], \(summaries.map { Int32($0.longestRun) })::int4[])
+            AS m(month, complete_days, last_complete_date, has_break, leading_run, trailing_run, longest_run)
+        ON CONFLICT (tenant_id, user_id, month) DO UPDATE SET daily_completion_xp = EXCLUDED.daily_completion_xp,
+            complete_days = EXCLUDED.complete_days, last_complete_date = EXCLUDED.last_complete_date, has_break = EXCLUDED.has_break,
+            leading_run = EXCLUDED.leading_run, trailing_run = EXCLUDED.trailing_run, longest_run = EXCLUDED.longest_run
+        """
+    }
+
+    /// Exit days since an instant, from the id registry, which keeps the exits of months
+    /// maintenance archived.
+    static func exitDays(tenant: UUID, user: String, zone: String, since: Date) -> PGQuery {
+        """
+        SELECT DISTINCT (occurred_at AT TIME ZONE \(zone))::date::text AS day FROM usage_event_ids
+        WHERE tenant_id = \(tenant) AND user_id = \(user) AND is_exit AND occurred_at >= \(since)
+        """
+    }
+
+    static func latestExit(tenant: UUID, user: String, zone: String) -> PGQuery {
+        """
+        SELECT (max(occurred_at) AT TIME ZONE \(zone))::date::text AS day FROM usage_event_ids
+        WHERE tenant_id = \(tenant) AND user_id = \(user) AND is_exit
+        """
+    }
+
+    /// The derived records as stored, as the wire JSON the record functions of 0003 produce.
+    static func currentRecords(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT 'globalStreak' AS kind, habitsync_global_streak_record(g)::text AS record FROM global_streaks g WHERE tenant_id = \(tenant) AND user_id = \(user)
+        UNION ALL SELECT 'userProgress', habitsync_user_progress_record(p)::text FROM user_progress p WHERE tenant_id = \(tenant) AND user_id = \(user)
+        UNION ALL SELECT 'usageStreak', habitsync_usage_streak_record(s)::text FROM usage_streaks s WHERE tenant_id = \(tenant) AND user_id = \(user)
+        """
+    }
+}

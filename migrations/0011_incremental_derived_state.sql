@@ -1,0 +1,211 @@
+-- Derived state maintained incrementally (issue 11).
+--
+-- Every push used to recompute a user's streak and XP from the whole history: every day of
+-- every habit since the first start, and the ledger's every row. A five-year user's push cost
+-- 13 times a new user's. Two small per-user summaries replace those reads:
+--
+-- 1. users.xp_ledger_sum, the ledger's running total, kept by triggers on xp_transactions.
+-- 2. derived_streak_months, one row per user and closed calendar month: what the global
+--    streak needs of that month's days (complete days, runs, breaks). A push reads at most
+--    ten years of these rows (about 120) plus the raw days of the current month and of the
+--    months its changes touched. Triggers on daily_progress and habits delete the rows a
+--    change can affect; the next recompute rebuilds what is missing from the raw days.
+
+ALTER TABLE users ADD COLUMN xp_ledger_sum bigint NOT NULL DEFAULT 0;
+COMMENT ON COLUMN users.xp_ledger_sum IS 'Sum of the user''s xp_transactions amounts (before the floor at zero that userProgress.totalXP applies), kept by triggers on xp_transactions so a push never sums the whole ledger.';
+
+-- Backfill past row-level security (forced for the owner too), then restore it.
+ALTER TABLE users NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE xp_transactions NO FORCE ROW LEVEL SECURITY;
+UPDATE users u SET xp_ledger_sum = s.total
+FROM (SELECT tenant_id, user_id, sum(amount) AS total FROM xp_transactions GROUP BY tenant_id, user_id) s
+WHERE s.tenant_id = u.tenant_id AND s.user_id = u.user_id AND s.total IS NOT NULL;
+ALTER TABLE xp_transactions FORCE ROW LEVEL SECURITY;
+ALTER TABLE users FORCE ROW LEVEL SECURITY;
+
+CREATE FUNCTION habitsync_xp_ledger_sum_after_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE users u SET xp_ledger_sum = u.xp_ledger_sum + d.delta
+    FROM (SELECT tenant_id, user_id, sum(amount) AS delta FROM inserted GROUP BY tenant_id, user_id) d
+    WHERE u.tenant_id = d.tenant_id AND u.user_id = d.user_id AND d.delta IS NOT NULL AND d.delta <> 0;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION habitsync_xp_ledger_sum_after_insert() IS 'Adds inserted xp_transactions amounts to users.xp_ledger_sum.';
+
+CREATE FUNCTION habitsync_xp_ledger_sum_after_update() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE users u SET xp_ledger_sum = u.xp_ledger_sum + d.delta
+    FROM (SELECT tenant_id, user_id, sum(amount) AS delta
+          FROM (SELECT tenant_id, user_id, amount FROM updated_new
+                UNION ALL SELECT tenant_id, user_id, -amount FROM updated_old) changes
+          GROUP BY tenant_id, user_id) d
+    WHERE u.tenant_id = d.tenant_id AND u.user_id = d.user_id AND d.delta IS NOT NULL AND d.delta <> 0;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION habitsync_xp_ledger_sum_after_update() IS 'Moves users.xp_ledger_sum by the difference of updated xp_transactions amounts.';
+
+CREATE FUNCTION habitsync_xp_ledger_sum_after_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE users u SET xp_ledger_sum = u.xp_ledger_sum - d.total
+    FROM (SELECT tenant_id, user_id, sum(amount) AS total FROM deleted GROUP BY tenant_id, user_id) d
+    WHERE u.tenant_id = d.tenant_id AND u.user_id = d.user_id AND d.total IS NOT NULL AND d.total <> 0;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION habitsync_xp_ledger_sum_after_delete() IS 'Takes deleted xp_transactions amounts off users.xp_ledger_sum.';
+
+CREATE TRIGGER xp_ledger_sum_after_insert AFTER INSERT ON xp_transactions
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_xp_ledger_sum_after_insert();
+CREATE TRIGGER xp_ledger_sum_after_update AFTER UPDATE ON xp_transactions
+    REFERENCING OLD TABLE AS updated_old NEW TABLE AS updated_new FOR EACH STATEMENT EXECUTE FUNCTION habitsync_xp_ledger_sum_after_update();
+CREATE TRIGGER xp_ledger_sum_after_delete AFTER DELETE ON xp_transactions
+    REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_xp_ledger_sum_after_delete();
+
+CREATE TABLE derived_streak_months (
+    tenant_id           uuid NOT NULL,
+    user_id             text NOT NULL,
+    month               date NOT NULL CHECK (extract(day FROM month) = 1),
+    daily_completion_xp integer NOT NULL CHECK (daily_completion_xp BETWEEN 0 AND 100000),
+    complete_days       integer NOT NULL CHECK (complete_days BETWEEN 0 AND 31),
+    last_complete_date  date CHECK (date_trunc('month', last_complete_date)::date = month),
+    has_break           boolean NOT NULL,
+    leading_run         integer NOT NULL CHECK (leading_run BETWEEN 0 AND complete_days),
+    trailing_run        integer NOT NULL CHECK (trailing_run BETWEEN 0 AND complete_days),
+    longest_run         integer NOT NULL CHECK (longest_run BETWEEN 0 AND complete_days),
+    PRIMARY KEY (tenant_id, user_id, month),
+    FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, user_id) ON DELETE CASCADE
+);
+COMMENT ON TABLE derived_streak_months IS 'Server bookkeeping, not synced: per user and closed calendar month, what the global streak needs of that month''s days, every day taken as past. A missing row is rebuilt from daily_progress by the next recompute; triggers on daily_progress and habits delete the rows their changes can affect. The month''s daily-completion XP awards were reconciled when the row was written.';
+COMMENT ON COLUMN derived_streak_months.tenant_id IS 'Owning tenant.';
+COMMENT ON COLUMN derived_streak_months.user_id IS 'Owning user.';
+COMMENT ON COLUMN derived_streak_months.month IS 'The month''s first day.';
+COMMENT ON COLUMN derived_streak_months.daily_completion_xp IS 'The tenant''s XP per complete day when the month''s awards were reconciled; a row written under another setting is rebuilt.';
+COMMENT ON COLUMN derived_streak_months.complete_days IS 'Complete days in the month.';
+COMMENT ON COLUMN derived_streak_months.last_complete_date IS 'The month''s latest complete day, if any.';
+COMMENT ON COLUMN derived_streak_months.has_break IS 'Whether an incomplete day breaks a run inside the month.';
+COMMENT ON COLUMN derived_streak_months.leading_run IS 'Complete days before the month''s first incomplete day (all of them without one).';
+COMMENT ON COLUMN derived_streak_months.trailing_run IS 'Complete days after the month''s last incomplete day (all of them without one).';
+COMMENT ON COLUMN derived_streak_months.longest_run IS 'The longest run of complete days inside the month.';
+
+ALTER TABLE derived_streak_months ENABLE ROW LEVEL SECURITY;
+ALTER TABLE derived_streak_months FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON derived_streak_months USING (habitsync_row_visible(tenant_id, user_id)) WITH CHECK (habitsync_row_visible(tenant_id, user_id));
+CREATE POLICY analyst_read ON derived_streak_months FOR SELECT TO habitsync_analyst USING (true);
+GRANT SELECT, INSERT, UPDATE, DELETE ON derived_streak_months TO habitsync_app;
+GRANT SELECT ON derived_streak_months TO habitsync_analyst;
+
+-- What the day classification reads of a progress row: a change of anything else (a note,
+-- the timestamps, the LWW key) leaves the summaries as they are.
+CREATE FUNCTION habitsync_forget_progress_months(changed_tenant uuid[], changed_user text[], changed_day date[]) RETURNS void
+    LANGUAGE sql
+    AS $$
+        DELETE FROM derived_streak_months m
+        USING (SELECT DISTINCT t, u, date_trunc('month', d)::date AS month FROM unnest(changed_tenant, changed_user, changed_day) AS c(t, u, d) WHERE d IS NOT NULL) c
+        WHERE m.tenant_id = c.t AND m.user_id = c.u AND m.month = c.month
+    $$;
+COMMENT ON FUNCTION habitsync_forget_progress_months(uuid[], text[], date[]) IS 'Deletes the streak summaries of the given users'' months (of the given days).';
+
+CREATE FUNCTION habitsync_progress_months_after_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM habitsync_forget_progress_months(array_agg(tenant_id), array_agg(user_id), array_agg(date))
+    FROM inserted WHERE deleted_at IS NULL;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION habitsync_progress_months_after_insert() IS 'A new live daily_progress row changes its month''s streak summary.';
+
+CREATE FUNCTION habitsync_progress_months_after_update() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM habitsync_forget_progress_months(array_agg(c.tenant_id), array_agg(c.user_id), array_agg(c.date))
+    FROM (SELECT o.tenant_id, o.user_id, o.date FROM updated_old o JOIN updated_new n USING (tenant_id, user_id, id)
+          WHERE (o.habit_id, o.date, o.progress_count, o.goal_count, o.skip_reason IS NULL, o.deleted_at IS NULL)
+                IS DISTINCT FROM (n.habit_id, n.date, n.progress_count, n.goal_count, n.skip_reason IS NULL, n.deleted_at IS NULL)
+          UNION ALL
+          SELECT n.tenant_id, n.user_id, n.date FROM updated_old o JOIN updated_new n USING (tenant_id, user_id, id)
+          WHERE (o.habit_id, o.date, o.progress_count, o.goal_count, o.skip_reason IS NULL, o.deleted_at IS NULL)
+                IS DISTINCT FROM (n.habit_id, n.date, n.progress_count, n.goal_count, n.skip_reason IS NULL, n.deleted_at IS NULL)) c;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION habitsync_progress_months_after_update() IS 'A daily_progress update that changes what the day classification reads changes the streak summaries of its old and new month.';
+
+CREATE FUNCTION habitsync_progress_months_after_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM habitsync_forget_progress_months(array_agg(tenant_id), array_agg(user_id), array_agg(date))
+    FROM deleted WHERE deleted_at IS NULL;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION habitsync_progress_months_after_delete() IS 'Removing a live daily_progress row changes its month''s streak summary (purged tombstones change nothing).';
+
+CREATE TRIGGER progress_months_after_insert AFTER INSERT ON daily_progress
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_progress_months_after_insert();
+CREATE TRIGGER progress_months_after_update AFTER UPDATE ON daily_progress
+    REFERENCING OLD TABLE AS updated_old NEW TABLE AS updated_new FOR EACH STATEMENT EXECUTE FUNCTION habitsync_progress_months_after_update();
+CREATE TRIGGER progress_months_after_delete AFTER DELETE ON daily_progress
+    REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_progress_months_after_delete();
+
+-- A habit's type, schedule, range or deletion changes the classification of every day it
+-- spans: its users' summaries are all rebuilt (rare: a schedule edit, not a check-in).
+CREATE FUNCTION habitsync_forget_user_months(changed_tenant uuid[], changed_user text[]) RETURNS void
+    LANGUAGE sql
+    AS $$
+        DELETE FROM derived_streak_months m
+        USING (SELECT DISTINCT t, u FROM unnest(changed_tenant, changed_user) AS c(t, u)) c
+        WHERE m.tenant_id = c.t AND m.user_id = c.u
+    $$;
+COMMENT ON FUNCTION habitsync_forget_user_months(uuid[], text[]) IS 'Deletes every streak summary of the given users.';
+
+CREATE FUNCTION habitsync_habit_months_after_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM habitsync_forget_user_months(array_agg(tenant_id), array_agg(user_id)) FROM inserted WHERE deleted_at IS NULL;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION habitsync_habit_months_after_insert() IS 'A new live habit changes its user''s streak summaries.';
+
+CREATE FUNCTION habitsync_habit_months_after_update() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM habitsync_forget_user_months(array_agg(n.tenant_id), array_agg(n.user_id))
+    FROM updated_old o JOIN updated_new n USING (tenant_id, user_id, id)
+    WHERE (o.habit_type, o.schedule_type, o.schedule_n, o.schedule_weekdays, o.start_date, o.end_date, o.deleted_at IS NULL)
+          IS DISTINCT FROM (n.habit_type, n.schedule_type, n.schedule_n, n.schedule_weekdays, n.start_date, n.end_date, n.deleted_at IS NULL);
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION habitsync_habit_months_after_update() IS 'A habit update that changes its type, schedule, range or deletion changes its user''s streak summaries.';
+
+CREATE FUNCTION habitsync_habit_months_after_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM habitsync_forget_user_months(array_agg(tenant_id), array_agg(user_id)) FROM deleted WHERE deleted_at IS NULL;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION habitsync_habit_months_after_delete() IS 'Removing a live habit changes its user''s streak summaries (purged tombstones change nothing).';
+
+CREATE TRIGGER habit_months_after_insert AFTER INSERT ON habits
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_habit_months_after_insert();
+CREATE TRIGGER habit_months_after_update AFTER UPDATE ON habits
+    REFERENCING OLD TABLE AS updated_old NEW TABLE AS updated_new FOR EACH STATEMENT EXECUTE FUNCTION habitsync_habit_months_after_update();
+CREATE TRIGGER habit_months_after_delete AFTER DELETE ON habits
+    REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_habit_months_after_delete();
