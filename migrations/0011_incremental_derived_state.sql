@@ -10,6 +10,9 @@
 --    ten years of these rows (about 120) plus the raw days of the current month and of the
 --    months its changes touched. Triggers on daily_progress and habits delete the rows a
 --    change can affect; the next recompute rebuilds what is missing from the raw days.
+-- 3. usage_exit_runs, the user's runs of consecutive days with a conscious exit, kept by a
+--    trigger on usage_event_ids: the usage streak is the latest run, one row, where it was a
+--    read of every exit day back to the run's start (years, for the app's best users).
 
 ALTER TABLE users ADD COLUMN xp_ledger_sum bigint NOT NULL DEFAULT 0;
 COMMENT ON COLUMN users.xp_ledger_sum IS 'Sum of the user''s xp_transactions amounts (before the floor at zero that userProgress.totalXP applies), kept by triggers on xp_transactions so a push never sums the whole ledger.';
@@ -209,3 +212,75 @@ CREATE TRIGGER habit_months_after_update AFTER UPDATE ON habits
     REFERENCING OLD TABLE AS updated_old NEW TABLE AS updated_new FOR EACH STATEMENT EXECUTE FUNCTION habitsync_habit_months_after_update();
 CREATE TRIGGER habit_months_after_delete AFTER DELETE ON habits
     REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_habit_months_after_delete();
+
+-- 3. Runs of exit days, in the user's time zone.
+ALTER TABLE users ADD COLUMN exit_runs_zone text;
+COMMENT ON COLUMN users.exit_runs_zone IS 'The time zone usage_exit_runs were built in; NULL or another zone than time_zone means they are rebuilt from usage_event_ids by the next recompute.';
+
+CREATE TABLE usage_exit_runs (
+    tenant_id uuid NOT NULL,
+    user_id   text NOT NULL,
+    first_day date NOT NULL,
+    last_day  date NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, first_day),
+    FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, user_id) ON DELETE CASCADE,
+    CHECK (first_day <= last_day)
+);
+CREATE UNIQUE INDEX usage_exit_runs_by_last_day ON usage_exit_runs (tenant_id, user_id, last_day);
+COMMENT ON TABLE usage_exit_runs IS 'Server bookkeeping, not synced: a user''s maximal runs of consecutive calendar days (in users.exit_runs_zone) with at least one exit_to_focus usage event. The usage streak is the latest run. Kept by a trigger on usage_event_ids; rebuilt whole when the user''s time zone changes.';
+COMMENT ON COLUMN usage_exit_runs.tenant_id IS 'Owning tenant.';
+COMMENT ON COLUMN usage_exit_runs.user_id IS 'Owning user.';
+COMMENT ON COLUMN usage_exit_runs.first_day IS 'The run''s first day.';
+COMMENT ON COLUMN usage_exit_runs.last_day IS 'The run''s last day.';
+
+ALTER TABLE usage_exit_runs ENABLE ROW LEVEL SECURITY;
+ALTER TABLE usage_exit_runs FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON usage_exit_runs USING (habitsync_row_visible(tenant_id, user_id)) WITH CHECK (habitsync_row_visible(tenant_id, user_id));
+CREATE POLICY analyst_read ON usage_exit_runs FOR SELECT TO habitsync_analyst USING (true);
+GRANT SELECT, INSERT, DELETE ON usage_exit_runs TO habitsync_app;
+GRANT SELECT ON usage_exit_runs TO habitsync_analyst;
+
+-- New exit days join their neighbours' runs, day by day (a push brings a few).
+CREATE FUNCTION habitsync_exit_runs_after_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    exit record;
+BEGIN
+    FOR exit IN
+        SELECT DISTINCT i.tenant_id, i.user_id, (i.occurred_at AT TIME ZONE u.time_zone)::date AS day
+        FROM inserted i JOIN users u ON u.tenant_id = i.tenant_id AND u.user_id = i.user_id
+        WHERE i.is_exit AND u.exit_runs_zone = u.time_zone
+        ORDER BY 1, 2, 3
+    LOOP
+        CONTINUE WHEN EXISTS (SELECT 1 FROM usage_exit_runs r WHERE r.tenant_id = exit.tenant_id AND r.user_id = exit.user_id
+                              AND r.first_day <= exit.day AND r.last_day >= exit.day);
+        WITH joined AS (
+            DELETE FROM usage_exit_runs r WHERE r.tenant_id = exit.tenant_id AND r.user_id = exit.user_id
+                AND (r.last_day = exit.day - 1 OR r.first_day = exit.day + 1)
+            RETURNING r.first_day, r.last_day)
+        INSERT INTO usage_exit_runs (tenant_id, user_id, first_day, last_day)
+        SELECT exit.tenant_id, exit.user_id, least(exit.day, min(first_day)), greatest(exit.day, max(last_day)) FROM joined;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION habitsync_exit_runs_after_insert() IS 'Adds new exit_to_focus days to usage_exit_runs, merging adjacent runs, for users whose runs are built in their current time zone.';
+
+-- Forgetting an exit cannot be undone day by day: the user's runs are rebuilt.
+CREATE FUNCTION habitsync_exit_runs_after_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE users u SET exit_runs_zone = NULL
+    FROM (SELECT DISTINCT tenant_id, user_id FROM deleted WHERE is_exit) d
+    WHERE u.tenant_id = d.tenant_id AND u.user_id = d.user_id AND u.exit_runs_zone IS NOT NULL;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION habitsync_exit_runs_after_delete() IS 'Removing an exit marks its user''s usage_exit_runs for a rebuild.';
+
+CREATE TRIGGER exit_runs_after_insert AFTER INSERT ON usage_event_ids
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_exit_runs_after_insert();
+CREATE TRIGGER exit_runs_after_delete AFTER DELETE ON usage_event_ids
+    REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_exit_runs_after_delete();

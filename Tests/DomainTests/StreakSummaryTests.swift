@@ -60,4 +60,22 @@ import Testing
         #expect(LocalDate("2026-12-31")!.firstOfNextMonth == LocalDate("2027-01-01"))
         #expect(StreakWindow.days(of: LocalDate("2024-02-01")!).count == 29)
     }
+
+    @Test func theUsageStreakFromRunsEqualsTheOneFromDays() {
+        var generator = SeededGenerator(seed: 99)
+        let today = LocalDate("2026-11-23")!
+        for _ in 0..<3_000 {
+            let days = Set((0..<Int.random(in: 0...30, using: &generator)).map { _ in today.adding(days: -Int.random(in: -2...25, using: &generator)) })
+            // The runs the table would hold: maximal stretches of consecutive days.
+            let sorted = days.map(\.dayNumber).sorted()
+            var runs: [ClosedRange<Int>] = []
+            for day in sorted {
+                if let last = runs.last, last.upperBound == day - 1 { runs[runs.count - 1] = last.lowerBound...day } else { runs.append(day...day) }
+            }
+            let latestRun = runs.last { $0.lowerBound <= today.dayNumber }
+            let fromRuns = UsageStreak.compute(latestRun: latestRun, latestExit: sorted.last.map(LocalDate.init(dayNumber:)), today: today)
+            let fromDays = UsageStreak.compute(exitDays: days, today: today, latestExit: sorted.last.map(LocalDate.init(dayNumber:)))
+            #expect(fromRuns == fromDays, "\(sorted.map { $0 - today.dayNumber })")
+        }
+    }
 }

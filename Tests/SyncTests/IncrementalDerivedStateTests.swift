@@ -90,38 +90,38 @@ import TestSupport
                 for _ in 0..<Int.random(in: 1...4, using: &generator) {
                     let habits = history.habits.keys.sorted { $0.uuidString < $1.uuidString }
                     switch Int.random(in: 0..<100, using: &generator) {
-                    case 0..<45 where !habits.isEmpty:  // a recent day, mostly today
+                    case 0..<40 where !habits.isEmpty:  // a recent day, mostly today
                         let date = today.adding(days: -[0, 0, 0, 1, 2, 6].randomElement(using: &generator)!)
                         edits.append(Self.progressChange(&history, habit: habits.randomElement(using: &generator)!, date: date, using: &generator))
-                    case 45..<65 where !habits.isEmpty:  // an old day, back to years ago
+                    case 40..<58 where !habits.isEmpty:  // an old day, back to years ago
                         let date = today.adding(days: -Int.random(in: 7...1_100, using: &generator))
                         edits.append(Self.progressChange(&history, habit: habits.randomElement(using: &generator)!, date: date, using: &generator))
-                    case 65..<72:  // a progress record deleted
+                    case 58..<64:  // a progress record deleted
                         if let (key, id) = history.progress.randomElement(using: &generator) {
                             history.progress[key] = nil
                             edits.append(Wire.change("dailyProgress", id, at: history.tick(), record: nil))
                         }
-                    case 72..<80 where !habits.isEmpty:  // a schedule, type or range edit
+                    case 64..<71 where !habits.isEmpty:  // a schedule, type or range edit
                         let id = habits.randomElement(using: &generator)!
                         let start = today.adding(days: -Int.random(in: 30...1_200, using: &generator))
                         let end = Bool.random(using: &generator) ? nil : today.adding(days: -Int.random(in: 0...29, using: &generator))
                         let record = Self.habitRecord(start: start, end: end, using: &generator)
                         history.habits[id] = record
                         edits.append(Wire.change("habits", id, at: history.tick(), record: record))
-                    case 80..<84 where habits.count > 1:  // a habit deleted (its progress cascades)
+                    case 71..<74 where habits.count > 1:  // a habit deleted (its progress cascades)
                         let id = habits.randomElement(using: &generator)!
                         history.habits[id] = nil
                         history.progress = history.progress.filter { !$0.key.hasPrefix("\(id)|") }
                         edits.append(Wire.change("habits", id, at: history.tick(), record: nil))
-                    case 84..<88:  // a new habit
+                    case 74..<77:  // a new habit
                         let id = UUID()
                         let record = Self.habitRecord(start: today.adding(days: -Int.random(in: 0...400, using: &generator)), end: nil, using: &generator)
                         history.habits[id] = record
                         edits.append(Wire.change("habits", id, at: history.tick(), record: record))
-                    case 88..<92:  // a time-zone change moves today by up to a day
+                    case 77..<82:  // a time-zone change moves today by up to a day
                         edits.append(Wire.change("userSettings", UUID(), at: history.tick(), record: ["timezone": Self.zones.randomElement(using: &generator)!]))
-                    case 92..<96:  // a conscious exit in the last weeks
-                        let at = Date().addingTimeInterval(-Double(Int.random(in: 60...1_500_000, using: &generator)))
+                    case 82..<95:  // a conscious exit in the last days, often next to another
+                        let at = Date().addingTimeInterval(-Double(Int.random(in: 60...1_000_000, using: &generator)))
                         edits.append(Wire.change("usageEvents", UUID(), at: history.tick(),
                                                  record: ["eventType": "exit_to_focus", "timestamp": WireTime.format(at), "pauseDuration": 5, "timerDuration": 30]))
                     default:  // a device's own XP entry

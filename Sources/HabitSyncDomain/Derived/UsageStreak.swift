@@ -16,4 +16,17 @@ public struct UsageStreak: Sendable, Equatable {
         return UsageStreak(startDate: count > 0 ? end.adding(days: 1 - count) : nil, currentDayCount: count,
                            lastActivityDate: past.max() ?? latestExit, computedFor: today)
     }
+
+    /// From the runs of exit days instead of the days themselves (`usage_exit_runs`): the
+    /// latest run that starts by today, and the latest exit day overall. Same result as
+    /// `compute(exitDays:today:)` over the days the runs cover.
+    public static func compute(latestRun: ClosedRange<Int>?, latestExit: LocalDate?, today: LocalDate) -> UsageStreak {
+        guard let run = latestRun, run.lowerBound <= today.dayNumber else {
+            return UsageStreak(startDate: nil, currentDayCount: 0, lastActivityDate: latestExit, computedFor: today)
+        }
+        let last = min(run.upperBound, today.dayNumber)
+        let current = last >= today.dayNumber - 1
+        return UsageStreak(startDate: current ? LocalDate(dayNumber: run.lowerBound) : nil, currentDayCount: current ? last - run.lowerBound + 1 : 0,
+                           lastActivityDate: LocalDate(dayNumber: last), computedFor: today)
+    }
 }

@@ -8,7 +8,7 @@ enum DerivedStateQueries {
     /// has any input at all (without one, no derived record is created).
     static func context(tenant: UUID, user: String) -> PGQuery {
         """
-        SELECT u.time_zone, t.daily_completion_xp, u.xp_ledger_sum,
+        SELECT u.time_zone, t.daily_completion_xp, u.xp_ledger_sum, u.exit_runs_zone,
                EXISTS (SELECT 1 FROM daily_progress p WHERE p.tenant_id = u.tenant_id AND p.user_id = u.user_id AND p.deleted_at IS NULL) AS has_progress,
                EXISTS (SELECT 1 FROM xp_transactions x WHERE x.tenant_id = u.tenant_id AND x.user_id = u.user_id AND x.date IS NOT NULL
                        AND x.updated_by = 'server' AND x.reason IN ('daily_completion', 'daily_completion_reversed')) AS has_awards
@@ -97,6 +97,36 @@ enum DerivedStateQueries {
         """
         SELECT (max(occurred_at) AT TIME ZONE \(zone))::date::text AS day FROM usage_event_ids
         WHERE tenant_id = \(tenant) AND user_id = \(user) AND is_exit
+        """
+    }
+
+    static func forgetExitRuns(tenant: UUID, user: String) -> PGQuery {
+        "DELETE FROM usage_exit_runs WHERE tenant_id = \(tenant) AND user_id = \(user)"
+    }
+
+    /// The runs of consecutive exit days in `zone` (gaps and islands: within a run, the day
+    /// minus its rank is constant), and the zone they were built in.
+    static func rebuildExitRuns(tenant: UUID, user: String, zone: String) -> PGQuery {
+        """
+        WITH days AS (
+            SELECT DISTINCT (occurred_at AT TIME ZONE \(zone))::date AS day FROM usage_event_ids
+            WHERE tenant_id = \(tenant) AND user_id = \(user) AND is_exit),
+        built AS (UPDATE users SET exit_runs_zone = \(zone) WHERE tenant_id = \(tenant) AND user_id = \(user))
+        INSERT INTO usage_exit_runs (tenant_id, user_id, first_day, last_day)
+        SELECT \(tenant), \(user), min(day), max(day)
+        FROM (SELECT day, day - (row_number() OVER (ORDER BY day))::int AS island FROM days) d
+        GROUP BY island
+        """
+    }
+
+    /// The latest run of exit days that starts by today, and the latest exit day overall.
+    static func latestExitRun(tenant: UUID, user: String, today: LocalDate) -> PGQuery {
+        """
+        SELECT r.first_day::text AS first_day, r.last_day::text AS last_day,
+               (SELECT max(last_day)::text FROM usage_exit_runs WHERE tenant_id = \(tenant) AND user_id = \(user)) AS latest
+        FROM (SELECT 1) one
+        LEFT JOIN LATERAL (SELECT first_day, last_day FROM usage_exit_runs WHERE tenant_id = \(tenant) AND user_id = \(user) AND first_day <= \(today.description)::date
+                           ORDER BY first_day DESC LIMIT 1) r ON true
         """
     }
 

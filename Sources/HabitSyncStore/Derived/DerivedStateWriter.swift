@@ -85,14 +85,20 @@ struct DerivedStateWriter {
             try await connection.query(DerivedStateQueries.saveMonths(tenant: tenant, user: user, award: award, months: rebuilt))
         }
 
-        let (exitDays, latestExit) = try await recentExits(zone: zoneName, today: today)
+        let usage: UsageStreak
+        if full {
+            let (exitDays, latestExit) = try await recentExits(zone: zoneName, today: today)
+            usage = UsageStreak.compute(exitDays: exitDays, today: today, latestExit: latestExit)
+        } else {
+            usage = try await usageStreakFromRuns(zone: zoneName, builtIn: try settings.decodeIfPresent("exit_runs_zone", as: String.self), today: today)
+        }
+        let latestExit = usage.lastActivityDate
         let hasAwards = try settings.decode("has_awards", as: Bool.self)
         let hasProgress = try settings.decode("has_progress", as: Bool.self)
         let hasInputs = !habits.isEmpty || hasProgress || ledgerSum != 0 || hasAwards || latestExit != nil
         guard hasInputs else { return next }
         let streak = history.streak(today: today)
         let progress = UserProgress(ledgerSum: ledgerSum)
-        let usage = UsageStreak.compute(exitDays: exitDays, today: today, latestExit: latestExit)
 
         var current: [String: String] = [:]
         for row in try await connection.query(DerivedStateQueries.currentRecords(tenant: tenant, user: user)).rows {
@@ -126,8 +132,23 @@ struct DerivedStateWriter {
         return months
     }
 
-    /// The usage streak needs the days back to the start of the current run only: read a
-    /// window of recent days, widening it while the run reaches its edge.
+    /// The usage streak from the runs of exit days the trigger of 0011 keeps, rebuilt first
+    /// from every exit when they were built in another time zone (or never).
+    private func usageStreakFromRuns(zone: String, builtIn: String?, today: LocalDate) async throws -> UsageStreak {
+        if builtIn != zone {
+            try await connection.query(DerivedStateQueries.forgetExitRuns(tenant: tenant, user: user))
+            try await connection.query(DerivedStateQueries.rebuildExitRuns(tenant: tenant, user: user, zone: zone))
+        }
+        let row = try await connection.query(DerivedStateQueries.latestExitRun(tenant: tenant, user: user, today: today)).single()
+        let first = try row.decodeIfPresent("first_day", as: String.self).flatMap { LocalDate($0) }
+        let last = try row.decodeIfPresent("last_day", as: String.self).flatMap { LocalDate($0) }
+        let latest = try row.decodeIfPresent("latest", as: String.self).flatMap { LocalDate($0) }
+        let run = first.flatMap { first in last.map { first.dayNumber...max(first.dayNumber, $0.dayNumber) } }
+        return UsageStreak.compute(latestRun: run, latestExit: latest, today: today)
+    }
+
+    /// The full recompute reads the exit days themselves: the days back to the start of the
+    /// current run, widening the window while the run reaches its edge.
     private func recentExits(zone: String, today: LocalDate) async throws -> (days: Set<LocalDate>, latest: LocalDate?) {
         var window = 62
         var exitDays: Set<LocalDate> = []
