@@ -19,6 +19,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Small sizes, for a smoke run (figures are not meaningful).") var quick = false
     @Option(parsing: .upToNextOption, help: "How many concurrent devices each push run has.") var devices: [Int] = [1, 4, 16]
     @Flag(name: .customLong("hostile-memory"), help: "Measure only the server's peak RSS under 16 concurrent maximum-size pushes.") var hostileMemory = false
+    @Flag(name: .customLong("history-scale"), help: "Measure only push and first-pull-of-a-day latency against a week, 5 and 10 years of history.") var historyScaleOnly = false
 
     struct Results: Codable {
         var date = ISO8601DateFormatter().string(from: Date())
@@ -34,6 +35,7 @@ struct BenchCommand: AsyncParsableCommand {
         var smallRows = 0
         var largeRows = 0
         var serverPeakRSSMiB = 0.0
+        var historyScale: [HistoryScale.Row] = []
     }
 
     func run() async throws {
@@ -63,6 +65,18 @@ struct BenchCommand: AsyncParsableCommand {
                 | after 16 concurrent 8 MiB batches of 1000 valid changes | \(String(format: "%.1f", memory.afterLargeValidBatchesPeakMiB)) | < 300 |
                 statuses: \(memory.statuses.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: ", "))
                 """)
+            return
+        }
+        let histories = quick ? [("a week", 7), ("1 year", 365)] : [("a week", 7), ("5 years", 5 * 365), ("10 years", 10 * 365)]
+        if historyScaleOnly {
+            log("history scale…")
+            let rows: [HistoryScale.Row]
+            do { rows = try await HistoryScale.measure(environment, rounds: quick ? 5 : 40, histories: histories) } catch {
+                await environment.stop()
+                throw error
+            }
+            await environment.stop()
+            print(HistoryScale.table(rows))
             return
         }
         var results = Results()
@@ -98,6 +112,8 @@ struct BenchCommand: AsyncParsableCommand {
                 try await Workloads.incrementalPullSideBySide(&smallUser, &largeUser, rounds: 41)
             results.smallRows = small
             results.largeRows = large
+            log("history scale…")
+            results.historyScale = try await HistoryScale.measure(environment, rounds: quick ? 5 : 40, histories: histories)
             results.serverPeakRSSMiB = environment.server.peakRSSMiB()
         } catch {
             await environment.stop()
@@ -105,6 +121,8 @@ struct BenchCommand: AsyncParsableCommand {
         }
         await environment.stop()
         print(Self.table(results))
+        print()
+        print(HistoryScale.table(results.historyScale))
         try FileManager.default.createDirectory(at: URL(fileURLWithPath: output).deletingLastPathComponent(), withIntermediateDirectories: true)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

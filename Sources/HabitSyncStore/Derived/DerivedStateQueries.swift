@@ -4,16 +4,23 @@ import LibPQClient
 
 /// The SQL of `DerivedStateWriter`, one statement each; every value is a bind.
 enum DerivedStateQueries {
-    /// The user's calendar, the tenant's award, the ledger's running total, and whether the user
-    /// has any input at all (without one, no derived record is created).
+    /// The user's calendar, the tenant's award, the ledger's running total, and the zone the
+    /// runs of exit days were built in.
     static func context(tenant: UUID, user: String) -> PGQuery {
         """
-        SELECT u.time_zone, t.daily_completion_xp, u.xp_ledger_sum, u.exit_runs_zone,
-               EXISTS (SELECT 1 FROM daily_progress p WHERE p.tenant_id = u.tenant_id AND p.user_id = u.user_id AND p.deleted_at IS NULL) AS has_progress,
-               EXISTS (SELECT 1 FROM xp_transactions x WHERE x.tenant_id = u.tenant_id AND x.user_id = u.user_id AND x.date IS NOT NULL
-                       AND x.updated_by = 'server' AND x.reason IN ('daily_completion', 'daily_completion_reversed')) AS has_awards
+        SELECT u.time_zone, t.daily_completion_xp, u.xp_ledger_sum, u.exit_runs_zone
         FROM users u JOIN tenants t ON t.id = u.tenant_id
         WHERE u.tenant_id = \(tenant) AND u.user_id = \(user)
+        """
+    }
+
+    /// Whether a user without habits, XP or exits has any other input (live progress, or a
+    /// past award to take back); without one, no derived record is created. Asked only then.
+    static func hasOtherInputs(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT EXISTS (SELECT 1 FROM daily_progress WHERE tenant_id = \(tenant) AND user_id = \(user) AND deleted_at IS NULL)
+            OR EXISTS (SELECT 1 FROM xp_transactions WHERE tenant_id = \(tenant) AND user_id = \(user) AND date IS NOT NULL
+                       AND updated_by = 'server' AND reason IN ('daily_completion', 'daily_completion_reversed')) AS has_inputs
         """
     }
 
@@ -39,23 +46,31 @@ enum DerivedStateQueries {
         """
     }
 
-    /// Live progress on the days of some disjoint ranges (inclusive bounds).
+    /// Live progress on the days of some disjoint ranges (inclusive bounds). One index range
+    /// scan per range: `OFFSET 0` keeps the planner from flattening the lateral subquery into a
+    /// join it may run as a scan of the user's whole history when its statistics are stale.
     static func progress(tenant: UUID, user: String, in ranges: [ClosedRange<Int>]) -> PGQuery {
         """
-        SELECT p.habit_id, p.date::text AS date, p.progress_count, p.goal_count, p.skip_reason IS NOT NULL AS skipped
+        SELECT p.habit_id, p.date::text AS date, p.progress_count, p.goal_count, p.skipped
         FROM unnest(\(ranges.map { LocalDate(dayNumber: $0.lowerBound).description })::date[], \(ranges.map { LocalDate(dayNumber: $0.upperBound).description })::date[]) AS r(lo, hi)
-        JOIN daily_progress p ON p.tenant_id = \(tenant) AND p.user_id = \(user) AND p.deleted_at IS NULL AND p.date BETWEEN r.lo AND r.hi
+        CROSS JOIN LATERAL (
+            SELECT habit_id, date, progress_count, goal_count, skip_reason IS NOT NULL AS skipped FROM daily_progress
+            WHERE tenant_id = \(tenant) AND user_id = \(user) AND deleted_at IS NULL AND date >= r.lo AND date <= r.hi
+            OFFSET 0) p
         """
     }
 
     /// The server's net daily award per date, on the days of some disjoint ranges; an upper
-    /// bound of nil is open-ended.
+    /// bound of nil is open-ended. One index range scan per range, as for `progress`.
     static func netAwards(tenant: UUID, user: String, in ranges: [(first: LocalDate, last: LocalDate?)]) -> PGQuery {
         """
         SELECT x.date::text AS date, sum(x.amount)::int8 AS amount
         FROM unnest(\(ranges.map(\.first.description))::date[], \(ranges.map { $0.last?.description ?? "infinity" })::date[]) AS r(lo, hi)
-        JOIN xp_transactions x ON x.tenant_id = \(tenant) AND x.user_id = \(user) AND x.date BETWEEN r.lo AND r.hi
-        WHERE x.updated_by = 'server' AND x.reason IN ('daily_completion', 'daily_completion_reversed')
+        CROSS JOIN LATERAL (
+            SELECT date, amount FROM xp_transactions
+            WHERE tenant_id = \(tenant) AND user_id = \(user) AND date >= r.lo AND date <= r.hi
+              AND updated_by = 'server' AND reason IN ('daily_completion', 'daily_completion_reversed')
+            OFFSET 0) x
         GROUP BY x.date
         """
     }

@@ -93,10 +93,10 @@ struct DerivedStateWriter {
             usage = try await usageStreakFromRuns(zone: zoneName, builtIn: try settings.decodeIfPresent("exit_runs_zone", as: String.self), today: today)
         }
         let latestExit = usage.lastActivityDate
-        let hasAwards = try settings.decode("has_awards", as: Bool.self)
-        let hasProgress = try settings.decode("has_progress", as: Bool.self)
-        let hasInputs = !habits.isEmpty || hasProgress || ledgerSum != 0 || hasAwards || latestExit != nil
-        guard hasInputs else { return next }
+        if habits.isEmpty && ledgerSum == 0 && latestExit == nil {
+            let others = try await connection.query(DerivedStateQueries.hasOtherInputs(tenant: tenant, user: user)).single()
+            guard try others.decode("has_inputs", as: Bool.self) else { return next }
+        }
         let streak = history.streak(today: today)
         let progress = UserProgress(ledgerSum: ledgerSum)
 

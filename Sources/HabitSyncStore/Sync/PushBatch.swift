@@ -331,10 +331,14 @@ final class PushBatch {
 
     // MARK: - Daily progress: one record per (habitId, date)
 
+    /// By id, and by natural key: two index lookups (as one `OR`, PostgreSQL scanned the
+    /// user's whole history).
     static let progressByNaturalKey = """
         SELECT id, habit_id, date::text AS date FROM daily_progress
-        WHERE tenant_id = $1 AND user_id = $2
-          AND (id = ANY($3::uuid[]) OR (habit_id, date) IN (SELECT * FROM unnest($4::uuid[], $5::date[])))
+        WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3::uuid[])
+        UNION
+        SELECT p.id, p.habit_id, p.date::text FROM unnest($4::uuid[], $5::date[]) AS k(habit_id, date)
+        JOIN daily_progress p ON p.tenant_id = $1 AND p.user_id = $2 AND p.habit_id = k.habit_id AND p.date = k.date
         """
 
     /// The canonical id of each progress change: the row already stored for its (habitId, date),

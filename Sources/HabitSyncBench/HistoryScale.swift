@@ -1,0 +1,126 @@
+import Foundation
+import HabitSyncDomain
+import LibPQClient
+import ServerHarness
+
+/// What a push and the first pull of a new day cost against a user's history: users with a
+/// week, five years and ten years of ten daily habits, measured alternately in one run so the
+/// machine's state weighs on all alike. The ratio to the week-old user is the figure.
+enum HistoryScale {
+    struct Row: Codable {
+        let label: String
+        let progressRows: Int
+        let push: Percentiles
+        let refresh: Percentiles
+    }
+
+    static let habitsPerUser = 10
+
+    /// `days` of history for `user`: ten daily habits complete every day, and a conscious exit
+    /// every day (in the id registry, which is what the usage streak reads), as the schema
+    /// owner. The user's streaks therefore run the whole history: the worst case for any
+    /// recompute that walks back to a run's start.
+    static func seed(_ pool: PGPool, tenant: UUID, user: String, days: Int) async throws -> [UUID] {
+        let habits = (0..<habitsPerUser).map { _ in UUID() }
+        let today = LocalDate(Date(), in: .gmt)
+        let start = today.adding(days: -(days - 1))
+        try await pool.withTransaction { connection in
+            try await connection.query("SELECT set_config('habitsync.tenant_id', \(tenant.uuidString.lowercased()), true), set_config('habitsync.user_id', \(user), true)")
+            try await connection.query("INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), \(user))")
+            try await connection.query("""
+                INSERT INTO habits (tenant_id, user_id, id, name, habit_description, icon, habit_type, goal_count, goal_unit, schedule_type,
+                                    start_date, created_at, updated_at, updated_by, server_version)
+                SELECT \(tenant), \(user), h.id, 'Habit ' || h.n, '', 'star', 'formation', 1, 'times', 'daily', \(start.description)::date, now(), now(), 'seed', h.n
+                FROM unnest(\(habits)::uuid[]) WITH ORDINALITY AS h(id, n)
+                """)
+            try await connection.query("""
+                INSERT INTO daily_progress (tenant_id, user_id, id, habit_id, date, progress_count, goal_count, timestamps, updated_at, updated_by, server_version)
+                SELECT \(tenant), \(user), gen_random_uuid(), h.id, \(start.description)::date + d::int, 1, 1, ARRAY[now()]::timestamptz(3)[], now(), 'seed',
+                       \(habits.count) + d * \(habits.count) + h.n
+                FROM unnest(\(habits)::uuid[]) WITH ORDINALITY AS h(id, n), generate_series(0, \(days - 1)) d
+                """)
+            try await connection.query("""
+                INSERT INTO usage_event_ids (tenant_id, user_id, id, occurred_at, is_exit)
+                SELECT \(tenant), \(user), gen_random_uuid(), (\(start.description)::date + d::int)::timestamp AT TIME ZONE 'UTC' + interval '12 hours', true
+                FROM generate_series(0, \(days - 2)) d
+                """)
+            try await connection.query("UPDATE users SET change_counter = \(habits.count * (days + 1)) WHERE tenant_id = \(tenant) AND user_id = \(user)")
+        }
+        _ = try await pool.withConnection { try await $0.simpleQuery(unsafeSQL: "ANALYZE habits; ANALYZE daily_progress; ANALYZE usage_event_ids; ANALYZE users") }
+        return habits
+    }
+
+    /// One completion of today and five usage events: what a phone sends after a check-in.
+    static func checkIn(habits: [UUID], round: Int) -> Data {
+        let now = Date()
+        let at = WireTime.format(now)
+        var changes: [[String: Any]] = [[
+            "collection": "dailyProgress", "op": "upsert", "id": UUID().uuidString, "updatedAt": at,
+            "record": ["habitId": habits[round % habits.count].uuidString, "date": LocalDate(now, in: .gmt).description, "progressCount": 1 + round % 3, "goalCount": 1],
+        ]]
+        for n in 0..<5 {
+            changes.append(["collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": at,
+                            "record": ["eventType": n == 0 ? "exit_to_focus" : "deepen_pause", "timestamp": WireTime.format(now.addingTimeInterval(-Double(n))),
+                                       "pauseDuration": 5, "timerDuration": 30]])
+        }
+        // Force-unwrap: a literal of strings and numbers always serialises.
+        return try! JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])
+    }
+
+    /// Makes the user's derived records look computed yesterday, so the next pull refreshes
+    /// them as the first pull of a new day does.
+    static func ageDerivedRecords(_ pool: PGPool, tenant: UUID, user: String) async throws {
+        try await pool.withTransaction { connection in
+            try await connection.query("SELECT set_config('habitsync.tenant_id', \(tenant.uuidString.lowercased()), true), set_config('habitsync.user_id', \(user), true)")
+            try await connection.query("UPDATE global_streaks SET computed_for = computed_for - 1 WHERE tenant_id = \(tenant) AND user_id = \(user)")
+            try await connection.query("UPDATE usage_streaks SET computed_for = computed_for - 1 WHERE tenant_id = \(tenant) AND user_id = \(user)")
+        }
+    }
+
+    static func measure(_ environment: BenchEnvironment, rounds: Int, histories: [(label: String, days: Int)]) async throws -> [Row] {
+        let pool = environment.database.pool
+        let tenant = environment.database.tenant
+        var users: [(label: String, days: Int, user: String, habits: [UUID], client: DeviceClient)] = []
+        for history in histories {
+            let user = "history-\(history.label.replacingOccurrences(of: " ", with: "-"))-\(UUID().uuidString.prefix(6))"
+            let habits = try await seed(pool, tenant: tenant, user: user, days: history.days)
+            let client = try await environment.client(user: user, device: "phone")
+            // The first push builds the month summaries (once per user, as after the upgrade).
+            guard try await client.push(checkIn(habits: habits, round: 0)).status == 200 else { throw BenchError("warm-up push failed") }
+            users.append((history.label, history.days, user, habits, client))
+        }
+        let clock = ContinuousClock()
+        var pushes = Array(repeating: [Double](), count: users.count)
+        var refreshes = Array(repeating: [Double](), count: users.count)
+        for round in 1...rounds {
+            for (index, user) in users.enumerated() {
+                let body = checkIn(habits: user.habits, round: round)
+                let sent = clock.now
+                let status = try await user.client.push(body).status
+                pushes[index].append((clock.now - sent) / .milliseconds(1))
+                guard status == 200 else { throw BenchError("push answered \(status)") }
+            }
+            for (index, user) in users.enumerated() {
+                try await ageDerivedRecords(pool, tenant: tenant, user: user.user)
+                let sent = clock.now
+                let status = try await user.client.pull(cursor: nil, limit: 1).status
+                refreshes[index].append((clock.now - sent) / .milliseconds(1))
+                guard status == 200 else { throw BenchError("pull answered \(status)") }
+            }
+        }
+        return users.enumerated().map { index, user in
+            Row(label: user.label, progressRows: user.days * habitsPerUser, push: Percentiles(pushes[index]), refresh: Percentiles(refreshes[index]))
+        }
+    }
+
+    static func table(_ rows: [Row]) -> String {
+        func ms(_ value: Double) -> String { String(format: "%.1f", value) }
+        guard let base = rows.first else { return "" }
+        var lines = ["| history (10 daily habits) | progress rows | push p50 / p95 ms | ÷ \(base.label) (p50) | first pull of a day p50 / p95 ms | ÷ \(base.label) (p50) | target |",
+                     "|---|---|---|---|---|---|---|"]
+        for row in rows {
+            lines.append("| \(row.label) | \(row.progressRows) | \(ms(row.push.p50)) / \(ms(row.push.p95)) | \(String(format: "%.2f", row.push.p50 / max(base.push.p50, 0.001))) | \(ms(row.refresh.p50)) / \(ms(row.refresh.p95)) | \(String(format: "%.2f", row.refresh.p50 / max(base.refresh.p50, 0.001))) | \(row.label == base.label ? "" : "≤ 1.3") |")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
