@@ -106,22 +106,18 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON derived_streak_months TO habitsync_app;
 GRANT SELECT ON derived_streak_months TO habitsync_analyst;
 
 -- What the day classification reads of a progress row: a change of anything else (a note,
--- the timestamps, the LWW key) leaves the summaries as they are.
-CREATE FUNCTION habitsync_forget_progress_months(changed_tenant uuid[], changed_user text[], changed_day date[]) RETURNS void
-    LANGUAGE sql
-    AS $$
-        DELETE FROM derived_streak_months m
-        USING (SELECT DISTINCT t, u, date_trunc('month', d)::date AS month FROM unnest(changed_tenant, changed_user, changed_day) AS c(t, u, d) WHERE d IS NOT NULL) c
-        WHERE m.tenant_id = c.t AND m.user_id = c.u AND m.month = c.month
-    $$;
-COMMENT ON FUNCTION habitsync_forget_progress_months(uuid[], text[], date[]) IS 'Deletes the streak summaries of the given users'' months (of the given days).';
-
+-- the timestamps, the LWW key) leaves the summaries as they are. The triggers delete month by
+-- month with the primary key, so their cost is that of the months a statement touched (one
+-- or two for a push), never a scan of the table.
 CREATE FUNCTION habitsync_progress_months_after_insert() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+DECLARE
+    touched record;
 BEGIN
-    PERFORM habitsync_forget_progress_months(array_agg(tenant_id), array_agg(user_id), array_agg(date))
-    FROM inserted WHERE deleted_at IS NULL;
+    FOR touched IN SELECT DISTINCT tenant_id, user_id, date_trunc('month', date)::date AS month FROM inserted WHERE deleted_at IS NULL LOOP
+        DELETE FROM derived_streak_months WHERE tenant_id = touched.tenant_id AND user_id = touched.user_id AND month = touched.month;
+    END LOOP;
     RETURN NULL;
 END
 $$;
@@ -130,15 +126,21 @@ COMMENT ON FUNCTION habitsync_progress_months_after_insert() IS 'A new live dail
 CREATE FUNCTION habitsync_progress_months_after_update() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+DECLARE
+    touched record;
 BEGIN
-    PERFORM habitsync_forget_progress_months(array_agg(c.tenant_id), array_agg(c.user_id), array_agg(c.date))
-    FROM (SELECT o.tenant_id, o.user_id, o.date FROM updated_old o JOIN updated_new n USING (tenant_id, user_id, id)
-          WHERE (o.habit_id, o.date, o.progress_count, o.goal_count, o.skip_reason IS NULL, o.deleted_at IS NULL)
-                IS DISTINCT FROM (n.habit_id, n.date, n.progress_count, n.goal_count, n.skip_reason IS NULL, n.deleted_at IS NULL)
-          UNION ALL
-          SELECT n.tenant_id, n.user_id, n.date FROM updated_old o JOIN updated_new n USING (tenant_id, user_id, id)
-          WHERE (o.habit_id, o.date, o.progress_count, o.goal_count, o.skip_reason IS NULL, o.deleted_at IS NULL)
-                IS DISTINCT FROM (n.habit_id, n.date, n.progress_count, n.goal_count, n.skip_reason IS NULL, n.deleted_at IS NULL)) c;
+    FOR touched IN
+        WITH changed AS (
+            SELECT o.tenant_id, o.user_id, o.date AS old_date, n.date AS new_date
+            FROM updated_old o JOIN updated_new n USING (tenant_id, user_id, id)
+            WHERE (o.habit_id, o.date, o.progress_count, o.goal_count, o.skip_reason IS NULL, o.deleted_at IS NULL)
+                  IS DISTINCT FROM (n.habit_id, n.date, n.progress_count, n.goal_count, n.skip_reason IS NULL, n.deleted_at IS NULL))
+        SELECT DISTINCT tenant_id, user_id, date_trunc('month', day)::date AS month
+        FROM (SELECT tenant_id, user_id, old_date AS day FROM changed UNION ALL SELECT tenant_id, user_id, new_date FROM changed) d
+        WHERE day IS NOT NULL
+    LOOP
+        DELETE FROM derived_streak_months WHERE tenant_id = touched.tenant_id AND user_id = touched.user_id AND month = touched.month;
+    END LOOP;
     RETURN NULL;
 END
 $$;
@@ -147,9 +149,12 @@ COMMENT ON FUNCTION habitsync_progress_months_after_update() IS 'A daily_progres
 CREATE FUNCTION habitsync_progress_months_after_delete() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+DECLARE
+    touched record;
 BEGIN
-    PERFORM habitsync_forget_progress_months(array_agg(tenant_id), array_agg(user_id), array_agg(date))
-    FROM deleted WHERE deleted_at IS NULL;
+    FOR touched IN SELECT DISTINCT tenant_id, user_id, date_trunc('month', date)::date AS month FROM deleted WHERE deleted_at IS NULL LOOP
+        DELETE FROM derived_streak_months WHERE tenant_id = touched.tenant_id AND user_id = touched.user_id AND month = touched.month;
+    END LOOP;
     RETURN NULL;
 END
 $$;
@@ -164,20 +169,15 @@ CREATE TRIGGER progress_months_after_delete AFTER DELETE ON daily_progress
 
 -- A habit's type, schedule, range or deletion changes the classification of every day it
 -- spans: its users' summaries are all rebuilt (rare: a schedule edit, not a check-in).
-CREATE FUNCTION habitsync_forget_user_months(changed_tenant uuid[], changed_user text[]) RETURNS void
-    LANGUAGE sql
-    AS $$
-        DELETE FROM derived_streak_months m
-        USING (SELECT DISTINCT t, u FROM unnest(changed_tenant, changed_user) AS c(t, u)) c
-        WHERE m.tenant_id = c.t AND m.user_id = c.u
-    $$;
-COMMENT ON FUNCTION habitsync_forget_user_months(uuid[], text[]) IS 'Deletes every streak summary of the given users.';
-
 CREATE FUNCTION habitsync_habit_months_after_insert() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+DECLARE
+    touched record;
 BEGIN
-    PERFORM habitsync_forget_user_months(array_agg(tenant_id), array_agg(user_id)) FROM inserted WHERE deleted_at IS NULL;
+    FOR touched IN SELECT DISTINCT tenant_id, user_id FROM inserted WHERE deleted_at IS NULL LOOP
+        DELETE FROM derived_streak_months WHERE tenant_id = touched.tenant_id AND user_id = touched.user_id;
+    END LOOP;
     RETURN NULL;
 END
 $$;
@@ -186,11 +186,16 @@ COMMENT ON FUNCTION habitsync_habit_months_after_insert() IS 'A new live habit c
 CREATE FUNCTION habitsync_habit_months_after_update() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+DECLARE
+    touched record;
 BEGIN
-    PERFORM habitsync_forget_user_months(array_agg(n.tenant_id), array_agg(n.user_id))
-    FROM updated_old o JOIN updated_new n USING (tenant_id, user_id, id)
-    WHERE (o.habit_type, o.schedule_type, o.schedule_n, o.schedule_weekdays, o.start_date, o.end_date, o.deleted_at IS NULL)
-          IS DISTINCT FROM (n.habit_type, n.schedule_type, n.schedule_n, n.schedule_weekdays, n.start_date, n.end_date, n.deleted_at IS NULL);
+    FOR touched IN
+        SELECT DISTINCT n.tenant_id, n.user_id FROM updated_old o JOIN updated_new n USING (tenant_id, user_id, id)
+        WHERE (o.habit_type, o.schedule_type, o.schedule_n, o.schedule_weekdays, o.start_date, o.end_date, o.deleted_at IS NULL)
+              IS DISTINCT FROM (n.habit_type, n.schedule_type, n.schedule_n, n.schedule_weekdays, n.start_date, n.end_date, n.deleted_at IS NULL)
+    LOOP
+        DELETE FROM derived_streak_months WHERE tenant_id = touched.tenant_id AND user_id = touched.user_id;
+    END LOOP;
     RETURN NULL;
 END
 $$;
@@ -199,8 +204,12 @@ COMMENT ON FUNCTION habitsync_habit_months_after_update() IS 'A habit update tha
 CREATE FUNCTION habitsync_habit_months_after_delete() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+DECLARE
+    touched record;
 BEGIN
-    PERFORM habitsync_forget_user_months(array_agg(tenant_id), array_agg(user_id)) FROM deleted WHERE deleted_at IS NULL;
+    FOR touched IN SELECT DISTINCT tenant_id, user_id FROM deleted WHERE deleted_at IS NULL LOOP
+        DELETE FROM derived_streak_months WHERE tenant_id = touched.tenant_id AND user_id = touched.user_id;
+    END LOOP;
     RETURN NULL;
 END
 $$;

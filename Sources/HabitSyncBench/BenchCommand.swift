@@ -19,6 +19,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Small sizes, for a smoke run (figures are not meaningful).") var quick = false
     @Option(parsing: .upToNextOption, help: "How many concurrent devices each push run has.") var devices: [Int] = [1, 4, 16]
     @Flag(name: .customLong("hostile-memory"), help: "Measure only the server's peak RSS under 16 concurrent maximum-size pushes.") var hostileMemory = false
+    @Flag(name: .customLong("push-only"), help: "Measure only the raw upsert ceiling and the push runs.") var pushOnly = false
     @Flag(name: .customLong("history-scale"), help: "Measure only push and first-pull-of-a-day latency against a week, 5 and 10 years of history.") var historyScaleOnly = false
 
     struct Results: Codable {
@@ -90,6 +91,11 @@ struct BenchCommand: AsyncParsableCommand {
                 log("push with \(devices) device(s)…")
                 results.push.append(try await Workloads.push(environment, devices: devices, batches: batches))
             }
+            if pushOnly {
+                await environment.stop()
+                print(Self.table(results))
+                return
+            }
             log("seeding \(pullRows) rows for the pull…")
             try await Workloads.seedUsageEvents(environment.database.pool, tenant: environment.database.tenant, user: "pull-user", count: pullRows)
             results.rawPullRecordsPerSecond = try await Workloads.rawPull(environment.database.pool, tenant: environment.database.tenant, user: "pull-user")
@@ -144,9 +150,9 @@ struct BenchCommand: AsyncParsableCommand {
         var lines = ["| measurement | end to end | raw ceiling | ratio | target |", "|---|---|---|---|---|"]
         for push in r.push {
             let raw = r.rawUpsertRecordsPerSecond[String(push.devices)] ?? 0
-            lines.append("| push, \(push.devices) device(s), records/s (p50/p95/p99 \(ms(push.latencyMilliseconds.p50))/\(ms(push.latencyMilliseconds.p95))/\(ms(push.latencyMilliseconds.p99)) ms) | \(f(push.recordsPerSecond)) | \(f(raw)) | \(String(format: "%.2f", push.recordsPerSecond / max(raw, 1))) | \(push.devices == 16 ? "≥ 0.6" : "") |")
+            lines.append("| push, \(push.devices) device(s), records/s (p50/p95/p99 \(ms(push.latencyMilliseconds.p50))/\(ms(push.latencyMilliseconds.p95))/\(ms(push.latencyMilliseconds.p99)) ms) | \(f(push.recordsPerSecond)) | \(f(raw)) | \(String(format: "%.2f", push.recordsPerSecond / max(raw, 1))) | \(push.devices == 16 ? "≥ 0.3, p99 ≤ 150 ms" : "") |")
         }
-        lines.append("| initial sync of \(r.initialSyncRecords) records, records/s | \(f(r.initialSyncRecordsPerSecond)) | \(f(r.rawPullRecordsPerSecond)) | \(String(format: "%.2f", r.initialSyncRecordsPerSecond / max(r.rawPullRecordsPerSecond, 1))) | ≥ 0.6 |")
+        if r.initialSyncRecords > 0 { lines.append("| initial sync of \(r.initialSyncRecords) records, records/s | \(f(r.initialSyncRecordsPerSecond)) | \(f(r.rawPullRecordsPerSecond)) | \(String(format: "%.2f", r.initialSyncRecordsPerSecond / max(r.rawPullRecordsPerSecond, 1))) | ≥ 0.6 |") }
         if let incremental = r.incrementalPullMilliseconds {
             lines.append("| incremental pull of 100 changes, p50 ms | \(ms(incremental.p50)) | | | |")
         }
