@@ -122,4 +122,53 @@ import TestSupport
             #expect((costs[500] ?? .max) <= 30)
         }
     }
+
+    /// The same, per collection mix, and for a batch the server already holds (every change
+    /// unchanged, so every row is read back): reported, and constant in the batch's size.
+    @Test func everyCollectionMixCostsAConstantNumberOfRoundTrips() async throws {
+        let world = try await SyncWorld.make()
+        try await world.database.withPool(size: 1, role: "habitsync_app") { pool in
+            let store = PushStore(pool: pool)
+            let identity = VerifiedIdentity.trusted(tenantID: world.tenant, userID: "bob")
+            func push(_ changes: [JSON]) async throws -> [JSON] {
+                let body = try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])
+                let request = try PushRequest.parse(bytes: Array(body), maximumChanges: 1000)
+                let (outcome, _) = try await store.push(identity: identity, deviceID: "phone", request: request, requestHash: Array(SHA256.hash(data: body)))
+                guard case .response(200, let bytes, false) = outcome, let json = try JSONSerialization.jsonObject(with: Data(bytes)) as? JSON else { return [] }
+                return json["results"] as? [JSON] ?? []
+            }
+            let habit = UUID()
+            _ = try await push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit())])
+            let mixes: [(name: String, make: (Int, Int) -> [JSON])] = [
+                ("habits", { size, round in (0..<size).map { _ in Wire.change("habits", UUID(), at: Wire.at(Double(round)), record: Wire.habit()) } }),
+                ("dailyProgress", { size, round in (0..<size).map { n in
+                    Wire.change("dailyProgress", UUID(), at: Wire.at(Double(round)), record: Wire.progress(habit: habit, date: LocalDate(dayNumber: 19_000 + round * 1_000 + n).description)) } }),
+                ("usageEvents", { size, round in (0..<size).map { _ in Wire.change("usageEvents", UUID(), at: Wire.at(Double(round)), record: Wire.usageEvent()) } }),
+                ("xpTransactions", { size, round in (0..<size).map { _ in Wire.change("xpTransactions", UUID(), at: Wire.at(Double(round)), record: Wire.xp()) } }),
+            ]
+            var lines: [String] = []
+            for (index, mix) in mixes.enumerated() {
+                var costs: [Int: Int] = [:]
+                var repeats: [Int: Int] = [:]
+                // A first small batch of the mix, so that the derived records it changes
+                // (a first exit starts the usage streak) are written before the counting.
+                _ = try await push(mix.make(5, index * 10))
+                for size in [50, 500] {
+                    let changes = mix.make(size, index * 10 + (size == 50 ? 1 : 2))
+                    let before = pool.roundTrips.count
+                    let results = try await push(changes)
+                    costs[size] = pool.roundTrips.count - before
+                    #expect(results.allSatisfy { $0["status"] as? String == "applied" }, "\(mix.name)")
+                    // The same changes in a new batch: nothing is written, every row is read back.
+                    let again = pool.roundTrips.count
+                    let repeated = try await push(changes)
+                    repeats[size] = pool.roundTrips.count - again
+                    #expect(repeated.allSatisfy { $0["status"] as? String == "unchanged" }, "\(mix.name)")
+                }
+                lines.append("\(mix.name): \(costs[50] ?? -1) (50) / \(costs[500] ?? -1) (500), again unchanged \(repeats[50] ?? -1) / \(repeats[500] ?? -1)")
+                #expect(costs[50] == costs[500] && repeats[50] == repeats[500], "\(mix.name): the cost of a batch must not grow with its size")
+            }
+            print("round trips per push by collection mix: " + lines.joined(separator: "; "))
+        }
+    }
 }

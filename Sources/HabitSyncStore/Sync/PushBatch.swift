@@ -214,17 +214,27 @@ final class PushBatch {
             try await connection.query("UPDATE users SET time_zone = \(zone) WHERE tenant_id = \(tenant) AND user_id = \(user)")
         }
 
-        let stored = try await storedRows(table.collection, keys: Array(winners.keys))
+        // A change that won and was written is applied with the version it was given; only
+        // the others need the stored row (superseded ones return it as `current`), so a
+        // batch that applied everything reads nothing back.
+        func wasApplied(_ change: PushChange) -> Bool {
+            let key = target(change)
+            return winners[key]?.index == change.index && written.contains(key) && !updatedByOverride.contains(change.index) && versions[key] != nil
+        }
+        let readBack = Set(changes.filter { !wasApplied($0) }.map(target))
+        let stored = readBack.isEmpty ? [:] : try await storedRows(table.collection, keys: Array(readBack))
         var sameKeyed: [(change: PushChange, key: UUID)] = []
         for change in changes {
             let key = target(change)
+            if wasApplied(change), let version = versions[key] {
+                applied(change, version: version, canonical: key)
+                continue
+            }
             guard let winner = winners[key], let row = stored[key.uuidString.lowercased()] else {
                 reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
                 continue
             }
-            if winner.index == change.index, written.contains(key), !updatedByOverride.contains(change.index), let version = versions[key] {
-                applied(change, version: version, canonical: key)
-            } else if row.lwwKey == LWWKey(updatedAt: change.updatedAt, deviceID: device) {
+            if row.lwwKey == LWWKey(updatedAt: change.updatedAt, deviceID: device) {
                 sameKeyed.append((change, key))
             } else if table.collection == .focusSessions, winner.index == change.index,
                 LWWKey(updatedAt: change.updatedAt, deviceID: device) > row.lwwKey, !row.deleted, let state = row.focusState,
