@@ -46,16 +46,18 @@ enum DerivedStateQueries {
         """
     }
 
-    /// Live progress on the days of some disjoint ranges (inclusive bounds). One index range
-    /// scan per range: `OFFSET 0` keeps the planner from flattening the lateral subquery into a
-    /// join it may run as a scan of the user's whole history when its statistics are stale.
-    static func progress(tenant: UUID, user: String, in ranges: [ClosedRange<Int>]) -> PGQuery {
+    /// Live progress of the user's live habits on the days of some disjoint ranges (inclusive
+    /// bounds), through the natural key (tenant, user, habit, date): one index descent per
+    /// habit and range, and no index of its own for every progress write to maintain.
+    /// `OFFSET 0` keeps the planner from flattening the lateral subquery into a join it may
+    /// run as a scan of the user's whole history when its statistics are stale.
+    static func progress(tenant: UUID, user: String, habits: [UUID], in ranges: [ClosedRange<Int>]) -> PGQuery {
         """
         SELECT p.habit_id, p.date::text AS date, p.progress_count, p.goal_count, p.skipped
         FROM unnest(\(ranges.map { LocalDate(dayNumber: $0.lowerBound).description })::date[], \(ranges.map { LocalDate(dayNumber: $0.upperBound).description })::date[]) AS r(lo, hi)
         CROSS JOIN LATERAL (
             SELECT habit_id, date, progress_count, goal_count, skip_reason IS NOT NULL AS skipped FROM daily_progress
-            WHERE tenant_id = \(tenant) AND user_id = \(user) AND deleted_at IS NULL AND date >= r.lo AND date <= r.hi
+            WHERE tenant_id = \(tenant) AND user_id = \(user) AND habit_id = ANY(\(habits)::uuid[]) AND date >= r.lo AND date <= r.hi AND deleted_at IS NULL
             OFFSET 0) p
         """
     }

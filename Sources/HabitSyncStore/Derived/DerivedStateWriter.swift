@@ -42,7 +42,7 @@ struct DerivedStateWriter {
         // Classify the days read raw: months without a summary, the window's partial first
         // month, and today's month.
         let rawRanges = dirty.map(StreakWindow.days(of:)) + [window.leadingDays, window.currentDays].compactMap { $0 }
-        let records = rawRanges.isEmpty ? [] : try await connection.query(DerivedStateQueries.progress(tenant: tenant, user: user, in: rawRanges)).rows.compactMap(Self.dayRecord)
+        let records = rawRanges.isEmpty ? [] : try await connection.query(DerivedStateQueries.progress(tenant: tenant, user: user, habits: habits.map(\.id), in: rawRanges)).rows.compactMap(Self.dayRecord)
         let classifier = DayClassifier(habits: habits, records: records)
         var completeDays: Set<LocalDate> = []
         func classified(_ range: ClosedRange<Int>) -> [(dayNumber: Int, classification: DayClassification)] {

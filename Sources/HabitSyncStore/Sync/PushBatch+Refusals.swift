@@ -11,6 +11,7 @@ extension PushBatch {
         let results: [ChangeResult?]
         let tally: PushStore.Tally
         let nextVersion: Int64
+        let derivedInputsChanged: Bool
     }
 
     static let savepoint: PGQuery = "SAVEPOINT refusal_isolation"
@@ -25,7 +26,7 @@ extension PushBatch {
             try await write(changes)
             return
         }
-        let mark = Mark(results: results, tally: tally, nextVersion: nextVersion)
+        let mark = Mark(results: results, tally: tally, nextVersion: nextVersion, derivedInputsChanged: derivedInputsChanged)
         try await connection.query(Self.savepoint)
         do {
             try await write(changes)
@@ -36,6 +37,7 @@ extension PushBatch {
             results = mark.results
             tally = mark.tally
             nextVersion = mark.nextVersion
+            derivedInputsChanged = mark.derivedInputsChanged
             if changes.count == 1, let change = changes.first {
                 reject(change.index, Self.rejection(for: error))
                 return

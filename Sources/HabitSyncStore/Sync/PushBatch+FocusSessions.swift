@@ -1,0 +1,60 @@
+import Foundation
+import HabitSyncDomain
+import LibPQClient
+
+/// Focus sessions: final states stay final, and at most one session runs per user.
+extension PushBatch {
+    static let runningSessions = """
+        SELECT id, start_time FROM focus_sessions
+        WHERE tenant_id = $1 AND user_id = $2 AND state IN ('active', 'paused') AND deleted_at IS NULL
+        """
+
+    /// When more than one session would be running, every one but the latest-started is
+    /// abandoned by the server at the latest one's start: stored ones with one statement
+    /// before the write, incoming ones by writing them as abandoned (authored by the server).
+    func settleRunningSessions(_ changes: [PushChange]) async throws -> (serverAuthored: Set<Int>, records: [Int: ValidatedRecord]) {
+        var latestByID: [UUID: PushChange] = [:]
+        for change in changes where latestByID[change.id].map({ $0.updatedAt <= change.updatedAt }) ?? true { latestByID[change.id] = change }
+        var running: [(id: UUID, start: Date, change: PushChange?)] = latestByID.values.compactMap { change in
+            guard case .focusSession(let session)? = change.record, session.isRunning else { return nil }
+            return (change.id, session.startTime, change)
+        }
+        let stored = try await connection.query(PGQuery(unsafeSQL: Self.runningSessions, binds: [tenant.pgBind(), user.pgBind()])).rows
+        for row in stored {
+            let id = try row.decode("id", as: UUID.self)
+            if latestByID[id] == nil { running.append((id, try row.decode("start_time", as: Date.self), nil)) }
+        }
+        guard running.count > 1, let survivor = running.max(by: { ($0.start, $0.id.uuidString) < ($1.start, $1.id.uuidString) }) else { return ([], [:]) }
+        var serverAuthored: Set<Int> = []
+        var records: [Int: ValidatedRecord] = [:]
+        var storedLosers: [UUID] = []
+        for session in running where session.id != survivor.id {
+            if let change = session.change, case .focusSession(var record)? = change.record {
+                record.state = "abandoned"
+                record.endTime = max(survivor.start, record.startTime)
+                for other in changes where other.id == change.id {
+                    serverAuthored.insert(other.index)
+                    records[other.index] = .focusSession(record)
+                }
+            } else {
+                storedLosers.append(session.id)
+            }
+        }
+        if !storedLosers.isEmpty {
+            let sql = """
+                WITH losers AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM unnest($3::uuid[]) AS l(id))
+                UPDATE focus_sessions f SET state = 'abandoned', end_time = greatest($4::timestamptz, f.start_time),
+                    updated_at = greatest(date_trunc('milliseconds', now()), f.updated_at + interval '1 millisecond'),
+                    updated_by = 'server', server_version = $5 + l.n, synced_at = now()
+                FROM losers l
+                WHERE f.tenant_id = $1 AND f.user_id = $2 AND f.id = l.id
+                """
+            try await connection.query(PGQuery(unsafeSQL: sql, binds: [
+                tenant.pgBind(), user.pgBind(), storedLosers.pgBind(), survivor.start.pgBind(),
+                (nextVersion - 1).pgBind(),
+            ]))
+            nextVersion += Int64(storedLosers.count)
+        }
+        return (serverAuthored, records)
+    }
+}

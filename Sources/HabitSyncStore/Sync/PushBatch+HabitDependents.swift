@@ -1,0 +1,60 @@
+import Foundation
+import HabitSyncDomain
+import LibPQClient
+
+/// Reminders and daily progress refer to habits: references to unknown or deleted habits are
+/// rejected, and a habit's delete tombstones its dependents.
+extension PushBatch {
+    static let liveHabits = """
+        SELECT id FROM habits WHERE tenant_id = $1 AND user_id = $2 AND deleted_at IS NULL AND id = ANY($3::uuid[])
+        """
+
+    /// Keeps deletes and the upserts whose habit exists and is not deleted (after this batch's
+    /// habits); rejects the others with `unknown_reference`.
+    func withLiveHabits(_ changes: [PushChange]) async throws -> [PushChange] {
+        func habitID(_ change: PushChange) -> UUID? {
+            switch change.record {
+            case .reminder(let r)?: r.habitId
+            case .dailyProgress(let p)?: p.habitId
+            default: nil
+            }
+        }
+        let referenced = Set(changes.compactMap(habitID))
+        guard !referenced.isEmpty else { return changes }
+        let live = Set(try await connection.query(PGQuery(unsafeSQL: Self.liveHabits, binds: [
+            tenant.pgBind(), user.pgBind(), Array(referenced).pgBind(),
+        ])).rows.map { try $0.decode("id", as: UUID.self) })
+        return changes.filter { change in
+            guard let habit = habitID(change), !live.contains(habit) else { return true }
+            reject(change.index, ChangeRejection(.unknownReference, field: "habitId", "habitId \(habit.uuidString.lowercased()) names no habit of this user (or a deleted one)"))
+            return false
+        }
+    }
+
+    /// Tombstones the reminders and progress of deleted habits, with the delete's `updatedAt`
+    /// and `updatedBy: "server"`, each with a version of its own. One statement per table.
+    func cascadeHabitDeletes(_ deleted: [(UUID, Date)]) async throws {
+        guard !deleted.isEmpty else { return }
+        for table in ["reminders", "daily_progress"] {
+            let sql = """
+                WITH doomed AS (SELECT * FROM unnest($3::uuid[], $4::timestamptz[]) AS d(habit_id, updated_at)),
+                numbered AS (
+                    SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n
+                    FROM \(table) c JOIN doomed d ON c.habit_id = d.habit_id
+                    WHERE c.tenant_id = $1 AND c.user_id = $2 AND c.deleted_at IS NULL
+                      AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, 'server' COLLATE "C")
+                )
+                UPDATE \(table) c SET deleted_at = now(), updated_at = nb.updated_at, updated_by = 'server',
+                    server_version = $5 + nb.n, synced_at = now()
+                FROM numbered nb
+                WHERE c.tenant_id = $1 AND c.user_id = $2 AND c.id = nb.id
+                RETURNING c.server_version
+                """
+            let versions = try await connection.query(PGQuery(unsafeSQL: sql, binds: [
+                tenant.pgBind(), user.pgBind(), deleted.map(\.0).pgBind(), deleted.map { $0.1 }.pgBind(),
+                (nextVersion - 1).pgBind(),
+            ])).rows.map { try $0.decode("server_version", as: Int64.self) }
+            if let highest = versions.max() { nextVersion = highest + 1 }
+        }
+    }
+}

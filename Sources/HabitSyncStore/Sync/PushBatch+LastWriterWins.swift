@@ -1,0 +1,126 @@
+import Foundation
+import HabitSyncDomain
+import LibPQClient
+
+/// Last-writer-wins collections: one set-based write per collection, the LWW key decided in
+/// PostgreSQL, and the results told apart.
+extension PushBatch {
+    /// Writes the winner of each target among `changes` (the greatest LWW key; within a batch
+    /// the later change on a tie) with one statement, then reads the targets back to tell
+    /// applied, unchanged and superseded apart.
+    func applyLastWriterWins(
+        _ table: SyncTable, _ changes: [PushChange], keyedByUser: Bool = false,
+        updatedByOverride: Set<Int> = [], recordOverride: [Int: ValidatedRecord] = [:], extraCondition: String? = nil,
+        target: (PushChange) -> UUID = { $0.id }
+    ) async throws {
+        guard !changes.isEmpty else { return }
+        var winners: [UUID: PushChange] = [:]
+        for change in changes {
+            let key = target(change)
+            if let current = winners[key] {
+                let a = LWWKey(updatedAt: current.updatedAt, deviceID: device), b = LWWKey(updatedAt: change.updatedAt, deviceID: device)
+                if !(b < a) { winners[key] = change }
+            } else {
+                winners[key] = change
+            }
+        }
+        let ordered = winners.sorted { $0.value.index < $1.value.index }
+        var versions: [UUID: Int64] = [:]
+        let rows = ordered.map { key, change -> SyncRow in
+            let version = allocateVersion()
+            versions[key] = version
+            let record = recordOverride[change.index] ?? change.record
+            return SyncRow(
+                id: key, version: version, updatedAt: change.updatedAt,
+                updatedBy: updatedByOverride.contains(change.index) ? "server" : device,
+                isDelete: change.op == .delete, values: record.map(table.values) ?? [])
+        }
+        let sql = SyncTableSQL.lastWriterWins(table, keyedByUser: keyedByUser, extraCondition: extraCondition)
+        let written = Set(try await connection.query(PGQuery(unsafeSQL: sql, binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: table)))
+            .rows.map { try $0.decode("id", as: UUID.self) })
+
+        if [.habits, .dailyProgress].contains(table.collection), !written.isEmpty { derivedInputsChanged = true }
+        if table.collection == .habits {
+            let deleted = ordered.filter { written.contains($0.key) && $0.value.op == .delete }.map { ($0.key, $0.value.updatedAt) }
+            try await cascadeHabitDeletes(deleted)
+        }
+        if table.collection == .userSettings, let settings = ordered.first, written.contains(settings.key) {
+            // The user's calendar follows their settings; deleted settings mean UTC again.
+            var zone = "UTC"
+            if case .userSettings(let record)? = settings.value.record { zone = record.timezone }
+            let moved = try await connection.query("""
+                UPDATE users SET time_zone = \(zone) WHERE tenant_id = \(tenant) AND user_id = \(user) AND time_zone IS DISTINCT FROM \(zone) RETURNING 1 AS moved
+                """)
+            if !moved.rows.isEmpty { derivedInputsChanged = true }
+        }
+
+        // A change that won and was written is applied with the version it was given; only
+        // the others need the stored row (superseded ones return it as `current`), so a
+        // batch that applied everything reads nothing back.
+        func wasApplied(_ change: PushChange) -> Bool {
+            let key = target(change)
+            return winners[key]?.index == change.index && written.contains(key) && !updatedByOverride.contains(change.index) && versions[key] != nil
+        }
+        let readBack = Set(changes.filter { !wasApplied($0) }.map(target))
+        let stored = readBack.isEmpty ? [:] : try await storedRows(table.collection, keys: Array(readBack))
+        var sameKeyed: [(change: PushChange, key: UUID)] = []
+        for change in changes {
+            let key = target(change)
+            if wasApplied(change), let version = versions[key] {
+                applied(change, version: version, canonical: key)
+                continue
+            }
+            guard let winner = winners[key], let row = stored[key.uuidString.lowercased()] else {
+                reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
+                continue
+            }
+            if row.lwwKey == LWWKey(updatedAt: change.updatedAt, deviceID: device) {
+                sameKeyed.append((change, key))
+            } else if table.collection == .focusSessions, winner.index == change.index,
+                LWWKey(updatedAt: change.updatedAt, deviceID: device) > row.lwwKey, !row.deleted, let state = row.focusState,
+                case .focusSession(let incoming)? = change.record,
+                FocusSessionRecord.isTerminal(state), incoming.state != state {
+                reject(change.index, ChangeRejection(.invalidTransition, field: "state", "the session is \(state), which is final; it cannot become \(incoming.state)"))
+            } else {
+                superseded(change, by: row)
+            }
+        }
+        // Same key as stored: the same write again (unchanged) or other content (superseded).
+        let same = try await storedAsSent(table, sameKeyed, keyedByUser: keyedByUser)
+        for (change, key) in sameKeyed {
+            guard let row = stored[key.uuidString.lowercased()] else { continue }
+            if same.contains(change.index) { unchanged(change, stored: row, canonical: key) } else { superseded(change, by: row) }
+        }
+    }
+
+    /// The indices of `changes` whose content the table already holds exactly, decided by
+    /// PostgreSQL on the stored columns (one statement, none when `changes` is empty).
+    func storedAsSent(_ table: SyncTable, _ changes: [(change: PushChange, key: UUID)], keyedByUser: Bool = false, key: String = "id") async throws -> Set<Int> {
+        guard !changes.isEmpty else { return [] }
+        let rows = changes.map { change, target in
+            SyncRow(id: target, version: Int64(change.index), updatedAt: change.updatedAt, updatedBy: device, isDelete: change.op == .delete,
+                    values: change.record.map(table.values) ?? [])
+        }
+        let sql = SyncTableSQL.sameContent(table, keyedByUser: keyedByUser, key: key)
+        return Set(try await connection.query(PGQuery(unsafeSQL: sql, binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: table)))
+            .rows.map { Int(try $0.decode("change_index", as: Int64.self)) })
+    }
+
+    func storedRows(_ collection: SyncCollection, keys: [UUID], by column: String = "id") async throws -> [String: StoredRow] {
+        let sql = SyncTableSQL.current(collection, by: column)
+        let query = PGQuery(unsafeSQL: sql, binds: [tenant.pgBind(), user.pgBind(), keys.pgBind()])
+        return try await storedRows(query)
+    }
+
+    func storedRows(_ query: PGQuery) async throws -> [String: StoredRow] {
+        var rows: [String: StoredRow] = [:]
+        for row in try await connection.query(query).rows {
+            let stored = StoredRow(
+                id: try row.decode("id"), key: try row.decode("key"), updatedAt: try row.decode("updated_at"),
+                updatedBy: try row.decode("updated_by"), deleted: try row.decode("deleted"), serverVersion: try row.decode("server_version"),
+                change: try row.decode("change"), focusState: try row.decodeIfPresent("focus_state"))
+            rows[stored.key] = stored
+        }
+        return rows
+    }
+}
