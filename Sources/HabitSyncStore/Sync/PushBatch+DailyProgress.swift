@@ -6,13 +6,15 @@ import LibPQClient
 extension PushBatch {
     /// By id, and by natural key: two index lookups (as one `OR`, PostgreSQL scanned the
     /// user's whole history).
-    static let progressByNaturalKey = """
-        SELECT id, habit_id, date::text AS date FROM daily_progress
-        WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3::uuid[])
-        UNION
-        SELECT p.id, p.habit_id, p.date::text FROM unnest($4::uuid[], $5::date[]) AS k(habit_id, date)
-        JOIN daily_progress p ON p.tenant_id = $1 AND p.user_id = $2 AND p.habit_id = k.habit_id AND p.date = k.date
+    static func progressByNaturalKey(tenant: UUID, user: String, ids: [UUID], habits: [UUID], dates: [String]) -> PGQuery {
         """
+        SELECT id, habit_id, date::text AS date FROM daily_progress
+        WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = ANY(\(ids)::uuid[])
+        UNION
+        SELECT p.id, p.habit_id, p.date::text FROM unnest(\(habits)::uuid[], \(dates)::date[]) AS k(habit_id, date)
+        JOIN daily_progress p ON p.tenant_id = \(tenant) AND p.user_id = \(user) AND p.habit_id = k.habit_id AND p.date = k.date
+        """
+    }
 
     /// The canonical id of each progress change: the row already stored for its (habitId, date),
     /// else the first id this batch used for it, else its own.
@@ -21,10 +23,8 @@ extension PushBatch {
         for change in changes {
             if case .dailyProgress(let p)? = change.record { natural.append((change.index, p.habitId, p.date)) }
         }
-        let rows = try await connection.query(PGQuery(unsafeSQL: Self.progressByNaturalKey, binds: [
-            tenant.pgBind(), user.pgBind(), changes.map(\.id).pgBind(),
-            natural.map(\.1).pgBind(), natural.map { $0.2.description }.pgBind(),
-        ])).rows
+        let rows = try await connection.query(Self.progressByNaturalKey(
+            tenant: tenant, user: user, ids: changes.map(\.id), habits: natural.map(\.1), dates: natural.map { $0.2.description })).rows
         var byNaturalKey: [String: UUID] = [:]
         for row in rows {
             // A tombstone of an id the server never saw has no natural key.

@@ -4,10 +4,12 @@ import LibPQClient
 
 /// Focus sessions: final states stay final, and at most one session runs per user.
 extension PushBatch {
-    static let runningSessions = """
-        SELECT id, start_time FROM focus_sessions
-        WHERE tenant_id = $1 AND user_id = $2 AND state IN ('active', 'paused') AND deleted_at IS NULL
+    static func runningSessions(tenant: UUID, user: String) -> PGQuery {
         """
+        SELECT id, start_time FROM focus_sessions
+        WHERE tenant_id = \(tenant) AND user_id = \(user) AND state IN ('active', 'paused') AND deleted_at IS NULL
+        """
+    }
 
     /// When more than one session would be running, every one but the latest-started is
     /// abandoned by the server at the latest one's start: stored ones with one statement
@@ -19,7 +21,7 @@ extension PushBatch {
             guard case .focusSession(let session)? = change.record, session.isRunning else { return nil }
             return (change.id, session.startTime, change)
         }
-        let stored = try await connection.query(PGQuery(unsafeSQL: Self.runningSessions, binds: [tenant.pgBind(), user.pgBind()])).rows
+        let stored = try await connection.query(Self.runningSessions(tenant: tenant, user: user)).rows
         for row in stored {
             let id = try row.decode("id", as: UUID.self)
             if latestByID[id] == nil { running.append((id, try row.decode("start_time", as: Date.self), nil)) }

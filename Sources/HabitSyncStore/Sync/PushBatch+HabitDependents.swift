@@ -5,9 +5,9 @@ import LibPQClient
 /// Reminders and daily progress refer to habits: references to unknown or deleted habits are
 /// rejected, and a habit's delete tombstones its dependents.
 extension PushBatch {
-    static let liveHabits = """
-        SELECT id FROM habits WHERE tenant_id = $1 AND user_id = $2 AND deleted_at IS NULL AND id = ANY($3::uuid[])
-        """
+    static func liveHabits(tenant: UUID, user: String, ids: [UUID]) -> PGQuery {
+        "SELECT id FROM habits WHERE tenant_id = \(tenant) AND user_id = \(user) AND deleted_at IS NULL AND id = ANY(\(ids)::uuid[])"
+    }
 
     /// Keeps deletes and the upserts whose habit exists and is not deleted (after this batch's
     /// habits); rejects the others with `unknown_reference`.
@@ -21,9 +21,7 @@ extension PushBatch {
         }
         let referenced = Set(changes.compactMap(habitID))
         guard !referenced.isEmpty else { return changes }
-        let live = Set(try await connection.query(PGQuery(unsafeSQL: Self.liveHabits, binds: [
-            tenant.pgBind(), user.pgBind(), Array(referenced).pgBind(),
-        ])).rows.map { try $0.decode("id", as: UUID.self) })
+        let live = Set(try await connection.query(Self.liveHabits(tenant: tenant, user: user, ids: Array(referenced))).rows.map { try $0.decode("id", as: UUID.self) })
         return changes.filter { change in
             guard let habit = habitID(change), !live.contains(habit) else { return true }
             reject(change.index, ChangeRejection(.unknownReference, field: "habitId", "habitId \(habit.uuidString.lowercased()) names no habit of this user (or a deleted one)"))
