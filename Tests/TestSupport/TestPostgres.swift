@@ -44,7 +44,7 @@ public actor TestPostgres {
 
     /// A new, empty database (no migrations applied).
     public func emptyDatabase() async throws -> TestDatabase {
-        let server = try await startedServer()
+        let server = try await serverWithTemplate()
         let name = nextName()
         try await Self.admin(server) { try await $0.simpleQuery(unsafeSQL: "CREATE DATABASE \(PGQuery.quoteIdentifier(name))") }
         return TestDatabase(name: name, connectionString: server.forDatabase(name))
@@ -52,16 +52,26 @@ public actor TestPostgres {
 
     /// A new database with every migration applied.
     public func migratedDatabase() async throws -> TestDatabase {
-        let server = try await startedServer()
-        if templateTask == nil {
-            templateTask = Task { try await Self.buildTemplate(server) }
-        }
-        try await templateTask!.value
+        let server = try await serverWithTemplate()
         let name = nextName()
         try await Self.admin(server) {
             try await $0.simpleQuery(unsafeSQL: "CREATE DATABASE \(PGQuery.quoteIdentifier(name)) TEMPLATE \(Self.templateName)")
         }
         return TestDatabase(name: name, connectionString: server.forDatabase(name))
+    }
+
+    /// The server, once the migrated template exists. Every database waits for it, empty ones
+    /// too: tests that migrate an empty database run 0001, whose role creation holds a lock
+    /// until its transaction commits, and a template built beside several of them waited past
+    /// its lock timeout on a busy machine (and failed every test that needed it). Built first,
+    /// the roles exist before any other migration starts.
+    private func serverWithTemplate() async throws -> Server {
+        let server = try await startedServer()
+        if templateTask == nil {
+            templateTask = Task { try await Self.buildTemplate(server) }
+        }
+        try await templateTask!.value
+        return server
     }
 
     /// Runs `body` on a connection to the server's admin database (terminate backends, …).
@@ -81,7 +91,8 @@ public actor TestPostgres {
         }
         let directory = try MigrationDirectory(url: Self.migrationsDirectory)
         try await PGPool.withPool(.init(connection: .init(connectionString: server.forDatabase(Self.templateName)), maximumConnections: 1), logger: logger) { pool in
-            try await MigrationRunner(pool: pool, directory: directory, logger: logger).up()
+            // Nothing else migrates yet, but a lock timeout is not what this build tests.
+            try await MigrationRunner(pool: pool, directory: directory, options: .init(lockTimeout: .seconds(300)), logger: logger).up()
         }
     }
 
