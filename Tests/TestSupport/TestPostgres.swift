@@ -108,7 +108,10 @@ public actor TestPostgres {
                 Self.cluster.withLock { $0 = cluster }
                 atexit { TestPostgres.cluster.withLock { $0?.stopImmediately() } }
                 let running = cluster.running
-                return Server(admin: running.connectionString(database: "postgres"), forDatabase: { running.connectionString(database: $0) })
+                // libpq's connect_timeout (5 s by default in our client) is not what any test
+                // means: a run beside two release builds once took longer to connect.
+                return Server(admin: running.connectionString(database: "postgres") + " connect_timeout=120",
+                              forDatabase: { running.connectionString(database: $0) + " connect_timeout=120" })
             }
         }
         return try await serverTask!.value

@@ -5,7 +5,7 @@ import LibPQClient
 /// Checks a user's incrementally maintained derived state against a recompute from scratch,
 /// changing nothing: under the user's lock, the incremental recompute a push would run, then
 /// the full one, each followed by a snapshot, and the transaction rolled back. The property
-/// test runs it after every random edit; an operator who suspects the month summaries can too.
+/// test runs it after every random edit of long histories.
 public struct DerivedStateAudit: Sendable {
     /// What the derived state is, as devices and the ledger see it.
     public struct Snapshot: Sendable, Equatable, CustomStringConvertible {
