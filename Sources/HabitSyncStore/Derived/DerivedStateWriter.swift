@@ -51,9 +51,10 @@ struct DerivedStateWriter {
             return days
         }
         let rebuilt = dirty.map { (month: $0, summary: StreakSummary(days: classified(StreakWindow.days(of: $0)))) }
+        let rebuiltByMonth = Dictionary(uniqueKeysWithValues: rebuilt.map { ($0.month, $0.summary) })
         var history = window.leadingDays.map { StreakSummary(days: classified($0)) } ?? .empty
         for month in window.closedMonths {
-            history = history.followed(by: stored[month] ?? rebuilt.first { $0.month == month }?.summary ?? .empty)
+            history = history.followed(by: stored[month] ?? rebuiltByMonth[month] ?? .empty)
         }
         if let current = window.currentDays {
             let days = classified(current)
