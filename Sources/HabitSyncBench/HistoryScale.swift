@@ -1,5 +1,6 @@
 import Foundation
 import HabitSyncDomain
+import HabitSyncStore
 import LibPQClient
 import ServerHarness
 
@@ -25,7 +26,7 @@ enum HistoryScale {
         let today = LocalDate(Date(), in: .gmt)
         let start = today.adding(days: -(days - 1))
         try await pool.withTransaction { connection in
-            try await connection.query("SELECT set_config('habitsync.tenant_id', \(tenant.uuidString.lowercased()), true), set_config('habitsync.user_id', \(user), true)")
+            try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
             try await connection.query("INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), \(user))")
             try await connection.query("""
                 INSERT INTO habits (tenant_id, user_id, id, name, habit_description, icon, habit_type, goal_count, goal_unit, schedule_type,
@@ -51,7 +52,7 @@ enum HistoryScale {
     }
 
     /// One completion of today and five usage events: what a phone sends after a check-in.
-    static func checkIn(habits: [UUID], round: Int) -> Data {
+    static func checkIn(habits: [UUID], round: Int) throws -> Data {
         let now = Date()
         let at = WireTime.format(now)
         var changes: [[String: Any]] = [[
@@ -63,15 +64,14 @@ enum HistoryScale {
                             "record": ["eventType": n == 0 ? "exit_to_focus" : "deepen_pause", "timestamp": WireTime.format(now.addingTimeInterval(-Double(n))),
                                        "pauseDuration": 5, "timerDuration": 30]])
         }
-        // Force-unwrap: a literal of strings and numbers always serialises.
-        return try! JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])
+        return try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])
     }
 
     /// Makes the user's derived records look computed yesterday, so the next pull refreshes
     /// them as the first pull of a new day does.
     static func ageDerivedRecords(_ pool: PGPool, tenant: UUID, user: String) async throws {
         try await pool.withTransaction { connection in
-            try await connection.query("SELECT set_config('habitsync.tenant_id', \(tenant.uuidString.lowercased()), true), set_config('habitsync.user_id', \(user), true)")
+            try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
             try await connection.query("UPDATE global_streaks SET computed_for = computed_for - 1 WHERE tenant_id = \(tenant) AND user_id = \(user)")
             try await connection.query("UPDATE usage_streaks SET computed_for = computed_for - 1 WHERE tenant_id = \(tenant) AND user_id = \(user)")
         }
@@ -86,7 +86,7 @@ enum HistoryScale {
             let habits = try await seed(pool, tenant: tenant, user: user, days: history.days)
             let client = try await environment.client(user: user, device: "phone")
             // The first push builds the month summaries (once per user, as after the upgrade).
-            guard try await client.push(checkIn(habits: habits, round: 0)).status == 200 else { throw BenchError("warm-up push failed") }
+            guard try await client.push(try checkIn(habits: habits, round: 0)).status == 200 else { throw BenchError("warm-up push failed") }
             users.append((history.label, history.days, user, habits, client))
         }
         let clock = ContinuousClock()
@@ -94,7 +94,7 @@ enum HistoryScale {
         var refreshes = Array(repeating: [Double](), count: users.count)
         for round in 1...rounds {
             for (index, user) in users.enumerated() {
-                let body = checkIn(habits: user.habits, round: round)
+                let body = try checkIn(habits: user.habits, round: round)
                 let sent = clock.now
                 let status = try await user.client.push(body).status
                 pushes[index].append((clock.now - sent) / .milliseconds(1))

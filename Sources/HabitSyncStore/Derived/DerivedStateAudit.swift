@@ -33,6 +33,9 @@ public struct DerivedStateAudit: Sendable {
         let full: Snapshot
     }
 
+    /// The transaction's body returned instead of throwing `RolledBack`: a bug of this file.
+    public struct NotRolledBack: Error, Sendable {}
+
     public func compare(tenant: UUID, user: String, now: Date = Date()) async throws -> (incremental: Snapshot, full: Snapshot) {
         do {
             try await pool.withTransaction { connection in
@@ -50,8 +53,8 @@ public struct DerivedStateAudit: Sendable {
         } catch let result as RolledBack {
             return (result.incremental, result.full)
         }
-        // Unreachable: the transaction's body ends by throwing, on every path that returns.
-        fatalError("the audit transaction's body returned instead of rolling back")
+        // The body ends by throwing on every path that completes; an error, not a trap, if not.
+        throw NotRolledBack()
     }
 
     static func snapshot(_ connection: PGConnection, tenant: UUID, user: String) async throws -> Snapshot {
