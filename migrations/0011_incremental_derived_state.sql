@@ -26,17 +26,18 @@ WHERE s.tenant_id = u.tenant_id AND s.user_id = u.user_id AND s.total IS NOT NUL
 ALTER TABLE xp_transactions FORCE ROW LEVEL SECURITY;
 ALTER TABLE users FORCE ROW LEVEL SECURITY;
 
-CREATE FUNCTION habitsync_xp_ledger_sum_after_insert() RETURNS trigger
+-- One function for inserts and deletes: both triggers name their transition table `changed`.
+CREATE FUNCTION habitsync_xp_ledger_sum_after_insert_or_delete() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    UPDATE users u SET xp_ledger_sum = u.xp_ledger_sum + d.delta
-    FROM (SELECT tenant_id, user_id, sum(amount) AS delta FROM inserted GROUP BY tenant_id, user_id) d
-    WHERE u.tenant_id = d.tenant_id AND u.user_id = d.user_id AND d.delta IS NOT NULL AND d.delta <> 0;
+    UPDATE users u SET xp_ledger_sum = u.xp_ledger_sum + CASE TG_OP WHEN 'DELETE' THEN -d.total ELSE d.total END
+    FROM (SELECT tenant_id, user_id, sum(amount) AS total FROM changed GROUP BY tenant_id, user_id) d
+    WHERE u.tenant_id = d.tenant_id AND u.user_id = d.user_id AND d.total IS NOT NULL AND d.total <> 0;
     RETURN NULL;
 END
 $$;
-COMMENT ON FUNCTION habitsync_xp_ledger_sum_after_insert() IS 'Adds inserted xp_transactions amounts to users.xp_ledger_sum.';
+COMMENT ON FUNCTION habitsync_xp_ledger_sum_after_insert_or_delete() IS 'Adds inserted, or takes deleted, xp_transactions amounts to or off users.xp_ledger_sum.';
 
 CREATE FUNCTION habitsync_xp_ledger_sum_after_update() RETURNS trigger
     LANGUAGE plpgsql
@@ -53,24 +54,12 @@ END
 $$;
 COMMENT ON FUNCTION habitsync_xp_ledger_sum_after_update() IS 'Moves users.xp_ledger_sum by the difference of updated xp_transactions amounts.';
 
-CREATE FUNCTION habitsync_xp_ledger_sum_after_delete() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    UPDATE users u SET xp_ledger_sum = u.xp_ledger_sum - d.total
-    FROM (SELECT tenant_id, user_id, sum(amount) AS total FROM deleted GROUP BY tenant_id, user_id) d
-    WHERE u.tenant_id = d.tenant_id AND u.user_id = d.user_id AND d.total IS NOT NULL AND d.total <> 0;
-    RETURN NULL;
-END
-$$;
-COMMENT ON FUNCTION habitsync_xp_ledger_sum_after_delete() IS 'Takes deleted xp_transactions amounts off users.xp_ledger_sum.';
-
 CREATE TRIGGER xp_ledger_sum_after_insert AFTER INSERT ON xp_transactions
-    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_xp_ledger_sum_after_insert();
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION habitsync_xp_ledger_sum_after_insert_or_delete();
 CREATE TRIGGER xp_ledger_sum_after_update AFTER UPDATE ON xp_transactions
     REFERENCING OLD TABLE AS updated_old NEW TABLE AS updated_new FOR EACH STATEMENT EXECUTE FUNCTION habitsync_xp_ledger_sum_after_update();
 CREATE TRIGGER xp_ledger_sum_after_delete AFTER DELETE ON xp_transactions
-    REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_xp_ledger_sum_after_delete();
+    REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION habitsync_xp_ledger_sum_after_insert_or_delete();
 
 CREATE TABLE derived_streak_months (
     tenant_id           uuid NOT NULL,
@@ -108,20 +97,21 @@ GRANT SELECT ON derived_streak_months TO habitsync_analyst;
 -- What the day classification reads of a progress row: a change of anything else (a note,
 -- the timestamps, the LWW key) leaves the summaries as they are. The triggers delete month by
 -- month with the primary key, so their cost is that of the months a statement touched (one
--- or two for a push), never a scan of the table.
-CREATE FUNCTION habitsync_progress_months_after_insert() RETURNS trigger
+-- or two for a push), never a scan of the table. Insert and delete triggers share a function:
+-- both name their transition table `changed`.
+CREATE FUNCTION habitsync_progress_months_after_insert_or_delete() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 DECLARE
     touched record;
 BEGIN
-    FOR touched IN SELECT DISTINCT tenant_id, user_id, date_trunc('month', date)::date AS month FROM inserted WHERE deleted_at IS NULL LOOP
+    FOR touched IN SELECT DISTINCT tenant_id, user_id, date_trunc('month', date)::date AS month FROM changed WHERE deleted_at IS NULL LOOP
         DELETE FROM derived_streak_months WHERE tenant_id = touched.tenant_id AND user_id = touched.user_id AND month = touched.month;
     END LOOP;
     RETURN NULL;
 END
 $$;
-COMMENT ON FUNCTION habitsync_progress_months_after_insert() IS 'A new live daily_progress row changes its month''s streak summary.';
+COMMENT ON FUNCTION habitsync_progress_months_after_insert_or_delete() IS 'A live daily_progress row inserted or removed changes its month''s streak summary (tombstones, purged or new, change nothing).';
 
 CREATE FUNCTION habitsync_progress_months_after_update() RETURNS trigger
     LANGUAGE plpgsql
@@ -146,42 +136,28 @@ END
 $$;
 COMMENT ON FUNCTION habitsync_progress_months_after_update() IS 'A daily_progress update that changes what the day classification reads changes the streak summaries of its old and new month.';
 
-CREATE FUNCTION habitsync_progress_months_after_delete() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-    touched record;
-BEGIN
-    FOR touched IN SELECT DISTINCT tenant_id, user_id, date_trunc('month', date)::date AS month FROM deleted WHERE deleted_at IS NULL LOOP
-        DELETE FROM derived_streak_months WHERE tenant_id = touched.tenant_id AND user_id = touched.user_id AND month = touched.month;
-    END LOOP;
-    RETURN NULL;
-END
-$$;
-COMMENT ON FUNCTION habitsync_progress_months_after_delete() IS 'Removing a live daily_progress row changes its month''s streak summary (purged tombstones change nothing).';
-
 CREATE TRIGGER progress_months_after_insert AFTER INSERT ON daily_progress
-    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_progress_months_after_insert();
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION habitsync_progress_months_after_insert_or_delete();
 CREATE TRIGGER progress_months_after_update AFTER UPDATE ON daily_progress
     REFERENCING OLD TABLE AS updated_old NEW TABLE AS updated_new FOR EACH STATEMENT EXECUTE FUNCTION habitsync_progress_months_after_update();
 CREATE TRIGGER progress_months_after_delete AFTER DELETE ON daily_progress
-    REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_progress_months_after_delete();
+    REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION habitsync_progress_months_after_insert_or_delete();
 
 -- A habit's type, schedule, range or deletion changes the classification of every day it
 -- spans: its users' summaries are all rebuilt (rare: a schedule edit, not a check-in).
-CREATE FUNCTION habitsync_habit_months_after_insert() RETURNS trigger
+CREATE FUNCTION habitsync_habit_months_after_insert_or_delete() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 DECLARE
     touched record;
 BEGIN
-    FOR touched IN SELECT DISTINCT tenant_id, user_id FROM inserted WHERE deleted_at IS NULL LOOP
+    FOR touched IN SELECT DISTINCT tenant_id, user_id FROM changed WHERE deleted_at IS NULL LOOP
         DELETE FROM derived_streak_months WHERE tenant_id = touched.tenant_id AND user_id = touched.user_id;
     END LOOP;
     RETURN NULL;
 END
 $$;
-COMMENT ON FUNCTION habitsync_habit_months_after_insert() IS 'A new live habit changes its user''s streak summaries.';
+COMMENT ON FUNCTION habitsync_habit_months_after_insert_or_delete() IS 'A live habit inserted or removed changes its user''s streak summaries (tombstones, purged or new, change nothing).';
 
 CREATE FUNCTION habitsync_habit_months_after_update() RETURNS trigger
     LANGUAGE plpgsql
@@ -201,26 +177,12 @@ END
 $$;
 COMMENT ON FUNCTION habitsync_habit_months_after_update() IS 'A habit update that changes its type, schedule, range or deletion changes its user''s streak summaries.';
 
-CREATE FUNCTION habitsync_habit_months_after_delete() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-    touched record;
-BEGIN
-    FOR touched IN SELECT DISTINCT tenant_id, user_id FROM deleted WHERE deleted_at IS NULL LOOP
-        DELETE FROM derived_streak_months WHERE tenant_id = touched.tenant_id AND user_id = touched.user_id;
-    END LOOP;
-    RETURN NULL;
-END
-$$;
-COMMENT ON FUNCTION habitsync_habit_months_after_delete() IS 'Removing a live habit changes its user''s streak summaries (purged tombstones change nothing).';
-
 CREATE TRIGGER habit_months_after_insert AFTER INSERT ON habits
-    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_habit_months_after_insert();
+    REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION habitsync_habit_months_after_insert_or_delete();
 CREATE TRIGGER habit_months_after_update AFTER UPDATE ON habits
     REFERENCING OLD TABLE AS updated_old NEW TABLE AS updated_new FOR EACH STATEMENT EXECUTE FUNCTION habitsync_habit_months_after_update();
 CREATE TRIGGER habit_months_after_delete AFTER DELETE ON habits
-    REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION habitsync_habit_months_after_delete();
+    REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION habitsync_habit_months_after_insert_or_delete();
 
 -- 3. Runs of exit days, in the user's time zone.
 ALTER TABLE users ADD COLUMN exit_runs_zone text;

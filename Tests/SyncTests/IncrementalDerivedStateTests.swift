@@ -164,6 +164,62 @@ import TestSupport
         }
     }
 
+    /// The delete triggers (no push deletes rows; maintenance and erasure do) and the insert of
+    /// a habit, checked in a transaction that is rolled back.
+    @Test func deletesAndNewHabitsForgetWhatTheyChange() async throws {
+        var generator = SeededGenerator(seed: 12)
+        let world = try await SyncWorld.make()
+        let today = Self.today
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            var history = History()
+            let habit = UUID()
+            _ = try await device.push([Wire.change("habits", habit, at: history.tick(), record: ["name": "Run", "habitType": "formation", "goalCount": 1,
+                                                                                               "goalUnit": "km", "schedule": ["type": "daily"], "startDate": today.adding(days: -200).description])])
+            _ = try await device.push((0...200).map { Self.progressChange(&history, habit: habit, date: today.adding(days: -$0), using: &generator) })
+            _ = try await device.push([Wire.change("xpTransactions", UUID(), at: history.tick(), record: Wire.xp(amount: 70))])
+        }
+        let old = today.adding(days: -150)
+        struct Expected: Error {}
+        await #expect(throws: Expected.self) {
+            try await world.database.withPool(size: 1) { pool in
+                try await pool.withTransaction { connection in
+                    try await RequestScope.set(on: connection, tenantID: world.tenant, userID: "alice")
+                    func count(_ condition: String) async throws -> Int {
+                        try await connection.query(PGQuery(unsafeSQL: "SELECT count(*)::int8 AS n FROM derived_streak_months WHERE user_id = 'alice' AND \(condition)")).single().decode("n")
+                    }
+                    func ledger() async throws -> (running: Int, summed: Int) {
+                        let row = try await connection.query("""
+                            SELECT (SELECT xp_ledger_sum FROM users WHERE user_id = 'alice') AS running,
+                                   (SELECT coalesce(sum(amount), 0)::int8 FROM xp_transactions WHERE user_id = 'alice') AS summed
+                            """).single()
+                        return (try row.decode("running"), try row.decode("summed"))
+                    }
+                    let month = "month = '\(old.firstOfMonth)'"
+                    #expect(try await count(month) == 1)
+                    let months = try await count("true")
+                    try await connection.query("DELETE FROM daily_progress WHERE user_id = 'alice' AND date = \(old.description)::date")
+                    #expect(try await count(month) == 0)
+                    #expect(try await count("true") == months - 1)
+
+                    let before = try await ledger()
+                    #expect(before.running == before.summed && before.summed != 0)
+                    try await connection.query("DELETE FROM xp_transactions WHERE user_id = 'alice' AND updated_by <> 'server'")
+                    let after = try await ledger()
+                    #expect(after.running == after.summed && after.summed == before.summed - 70)
+
+                    try await connection.query("""
+                        INSERT INTO habits (tenant_id, user_id, id, name, habit_description, icon, habit_type, goal_count, goal_unit, schedule_type,
+                                            start_date, created_at, updated_at, updated_by, server_version)
+                        VALUES (\(world.tenant), 'alice', gen_random_uuid(), 'Walk', '', '', 'formation', 1, 'km', 'daily', '2025-01-01', now(), now(), 'test', 900000)
+                        """)
+                    #expect(try await count("true") == 0)
+                    throw Expected()
+                }
+            }
+        }
+    }
+
     static func expectIncrementalEqualsFull(_ world: SyncWorld, user: String = "veteran", step: String) async throws {
         let users = try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { try await $0.query("SELECT user_id FROM users WHERE tenant_id = \(world.tenant)").rows.map { try $0.decode("user_id", as: String.self) } }
