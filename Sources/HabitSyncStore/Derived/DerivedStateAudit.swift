@@ -63,13 +63,8 @@ public struct DerivedStateAudit: Sendable {
             records[try row.decode("kind", as: String.self)] = try row.decode("record", as: String.self)
         }
         var awards: [String: Int] = [:]
-        let awardRows: PGQuery = """
-            SELECT date::text AS date, sum(amount)::int8 AS amount FROM xp_transactions
-            WHERE tenant_id = \(tenant) AND user_id = \(user) AND updated_by = 'server' AND reason IN ('daily_completion', 'daily_completion_reversed') AND date IS NOT NULL
-            GROUP BY date HAVING sum(amount) <> 0
-            """
-        for row in try await connection.query(awardRows).rows { awards[try row.decode("date")] = try row.decode("amount", as: Int.self) }
-        let running = try await connection.query("SELECT xp_ledger_sum FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)").single()
+        for row in try await connection.query(DerivedStateQueries.allNetAwards(tenant: tenant, user: user)).rows { awards[try row.decode("date")] = try row.decode("amount", as: Int.self) }
+        let running = try await connection.query(DerivedStateQueries.context(tenant: tenant, user: user)).single()
         let summed = try await connection.query(DerivedStateQueries.ledgerSum(tenant: tenant, user: user)).single()
         return Snapshot(records: records, netAwards: awards, runningLedgerSum: try running.decode("xp_ledger_sum"), ledgerSum: try summed.decode("total"))
     }

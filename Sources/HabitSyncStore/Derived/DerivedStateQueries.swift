@@ -77,6 +77,15 @@ enum DerivedStateQueries {
         """
     }
 
+    /// Every date's net server award where it is not zero (the audit's view of the ledger).
+    static func allNetAwards(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT date::text AS date, sum(amount)::int8 AS amount FROM xp_transactions
+        WHERE tenant_id = \(tenant) AND user_id = \(user) AND updated_by = 'server' AND reason IN ('daily_completion', 'daily_completion_reversed') AND date IS NOT NULL
+        GROUP BY date HAVING sum(amount) <> 0
+        """
+    }
+
     static func insertAwards(tenant: UUID, user: String, now: Date, corrections: [DailyCompletionXP.Correction], versions: [Int64]) -> PGQuery {
         """
         INSERT INTO xp_transactions (tenant_id, user_id, id, amount, reason, occurred_at, date, updated_at, updated_by, server_version)
