@@ -15,13 +15,17 @@ enum Workloads {
     static let createRawIndex: PGQuery = "CREATE INDEX IF NOT EXISTS bench_raw_pull ON bench_raw_progress (user_id, server_version)"
 
     /// The best statement shape for a batch: one upsert of all rows, LWW in the WHERE.
-    static let rawUpsert = """
+    static func rawUpsert(user: String, ids: [String], habits: [String], dates: [String], counts: [Int32], goals: [Int32],
+                          updatedAt: [Date], updatedBy: [String], versions: [Int64]) -> PGQuery {
+        """
         INSERT INTO bench_raw_progress AS b (user_id, id, habit_id, date, progress_count, goal_count, updated_at, updated_by, server_version)
-        SELECT $1, * FROM unnest($2::uuid[], $3::uuid[], $4::date[], $5::int4[], $6::int4[], $7::timestamptz[], $8::text[], $9::int8[])
+        SELECT \(user), * FROM unnest(\(ids)::uuid[], \(habits)::uuid[], \(dates)::date[], \(counts)::int4[], \(goals)::int4[],
+                                      \(updatedAt)::timestamptz[], \(updatedBy)::text[], \(versions)::int8[])
         ON CONFLICT (user_id, id) DO UPDATE SET progress_count = EXCLUDED.progress_count, goal_count = EXCLUDED.goal_count,
             updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by, server_version = EXCLUDED.server_version
         WHERE (b.updated_at, b.updated_by COLLATE "C") < (EXCLUDED.updated_at, EXCLUDED.updated_by COLLATE "C")
         """
+    }
 
     /// Rows per second for `workers` connections each upserting `batches` batches of `size`.
     static func rawUpsert(_ pool: PGPool, workers: Int, batches: Int, size: Int) async throws -> Double {
@@ -37,13 +41,12 @@ enum Workloads {
                     for batch in 0..<batches {
                         let ids = (0..<size).map { _ in UUID().uuidString.lowercased() }
                         let dates = (0..<size).map { LocalDate(dayNumber: 20_000 + batch * size + $0).description }
-                        let binds: [PGBind] = [
-                            user.pgBind(), ids.pgBind(), Array(repeating: habit.uuidString.lowercased(), count: size).pgBind(), dates.pgBind(),
-                            (0..<size).map { Int32($0 % 5) }.pgBind(), Array(repeating: Int32(3), count: size).pgBind(),
-                            Array(repeating: Date(), count: size).pgBind(), Array(repeating: "raw", count: size).pgBind(),
-                            (0..<size).map { Int64(batch * size + $0 + 1) }.pgBind(),
-                        ]
-                        _ = try await pool.withConnection { try await $0.query(PGQuery(unsafeSQL: rawUpsert, binds: binds)) }
+                        let upsert = rawUpsert(
+                            user: user, ids: ids, habits: Array(repeating: habit.uuidString.lowercased(), count: size), dates: dates,
+                            counts: (0..<size).map { Int32($0 % 5) }, goals: Array(repeating: Int32(3), count: size),
+                            updatedAt: Array(repeating: Date(), count: size), updatedBy: Array(repeating: "raw", count: size),
+                            versions: (0..<size).map { Int64(batch * size + $0 + 1) })
+                        _ = try await pool.withConnection { try await $0.query(upsert) }
                     }
                 }
             }
@@ -52,10 +55,12 @@ enum Workloads {
         return Double(workers * batches * size) / ((clock.now - started) / .seconds(1))
     }
 
-    static let rawPull = """
-        SELECT id, event_type, occurred_at, target_app_name, pause_duration, timer_duration, server_version, updated_at, updated_by
-        FROM usage_events WHERE tenant_id = $1 AND user_id = $2 AND server_version > $3 ORDER BY server_version LIMIT 1000
+    static func rawPullPage(tenant: UUID, user: String, after cursor: Int64) -> PGQuery {
         """
+        SELECT id, event_type, occurred_at, target_app_name, pause_duration, timer_duration, server_version, updated_at, updated_by
+        FROM usage_events WHERE tenant_id = \(tenant) AND user_id = \(user) AND server_version > \(cursor) ORDER BY server_version LIMIT 1000
+        """
+    }
 
     /// Rows per second reading a user's rows in indexed 1000-row pages, decoded into Swift values.
     static func rawPull(_ pool: PGPool, tenant: UUID, user: String) async throws -> Double {
@@ -65,7 +70,7 @@ enum Workloads {
         var total = 0
         while true {
             let rows = try await pool.withConnection {
-                try await $0.query(PGQuery(unsafeSQL: rawPull, binds: [tenant.pgBind(), user.pgBind(), cursor.pgBind()])).rows
+                try await $0.query(rawPullPage(tenant: tenant, user: user, after: cursor)).rows
             }
             if rows.isEmpty { break }
             for row in rows {

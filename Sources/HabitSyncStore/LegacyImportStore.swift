@@ -32,16 +32,21 @@ public struct LegacyImportStore: Sendable {
         "SELECT status FROM data_migrations WHERE tenant_id = \(tenant) AND user_id = \(user) AND name = \(name)"
     }
 
-    static let existingProgress = """
-        SELECT habit_id::text || '|' || date::text AS key FROM daily_progress
-        WHERE tenant_id = $1 AND user_id = $2 AND habit_id = ANY($3::uuid[])
+    static func existingProgress(tenant: UUID, user: String, habits: [UUID]) -> PGQuery {
         """
+        SELECT habit_id::text || '|' || date::text AS key FROM daily_progress
+        WHERE tenant_id = \(tenant) AND user_id = \(user) AND habit_id = ANY(\(habits)::uuid[])
+        """
+    }
 
-    static let archive = """
+    static func archive(tenant: UUID, user: String, sourceSHA256: String, positions: [Int32], habits: [UUID], sources: [String]) -> PGQuery {
+        """
         INSERT INTO legacy_import_archive (tenant_id, user_id, source_sha256, position, habit_id, source)
-        SELECT $1, $2, $3, a.position, a.habit_id, a.source::jsonb FROM unnest($4::int4[], $5::uuid[], $6::text[]) AS a(position, habit_id, source)
+        SELECT \(tenant), \(user), \(sourceSHA256), a.position, a.habit_id, a.source::jsonb
+        FROM unnest(\(positions)::int4[], \(habits)::uuid[], \(sources)::text[]) AS a(position, habit_id, source)
         ON CONFLICT DO NOTHING
         """
+    }
 
     static func recordMigration(tenant: UUID, user: String, name: String, details: String) -> PGQuery {
         """
@@ -85,25 +90,22 @@ public struct LegacyImportStore: Sendable {
             var written = 0
             let habitRows = rows(plan.habits.map { ($0.id, SyncTable.habits.values(.habit($0.record))) })
             if !habitRows.isEmpty {
-                written += try await connection.query(PGQuery(unsafeSQL: SyncTableSQL.lastWriterWins(.habits), binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: habitRows, table: .habits))).rows.count
+                written += try await connection.query(SyncTableSQL.lastWriterWins(.habits, tenant: tenant, user: user, rows: habitRows)).rows.count
             }
             let reminderRows = rows(plan.habits.flatMap { habit in habit.reminders.map { ($0.id, SyncTable.reminders.values(.reminder($0.record))) } })
             if !reminderRows.isEmpty {
-                written += try await connection.query(PGQuery(unsafeSQL: SyncTableSQL.lastWriterWins(.reminders), binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: reminderRows, table: .reminders))).rows.count
+                written += try await connection.query(SyncTableSQL.lastWriterWins(.reminders, tenant: tenant, user: user, rows: reminderRows)).rows.count
             }
             // Progress is one record per (habit, day): days a device already recorded stay as they are.
-            let existing = Set(try await connection.query(PGQuery(unsafeSQL: Self.existingProgress, binds: [
-                tenant.pgBind(), user.pgBind(), plan.habits.map(\.id).pgBind(),
-            ])).rows.map { try $0.decode("key", as: String.self) })
+            let existing = Set(try await connection.query(Self.existingProgress(tenant: tenant, user: user, habits: plan.habits.map(\.id)))
+                .rows.map { try $0.decode("key", as: String.self) })
             let newDays = plan.habits.flatMap(\.days).filter { !existing.contains("\($0.habitId.uuidString.lowercased())|\($0.date)") }
             let dayRows = rows(newDays.map { (UUID(), SyncTable.dailyProgress.values(.dailyProgress($0))) })
             if !dayRows.isEmpty {
-                written += try await connection.query(PGQuery(unsafeSQL: SyncTableSQL.lastWriterWins(.dailyProgress), binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: dayRows, table: .dailyProgress))).rows.count
+                written += try await connection.query(SyncTableSQL.lastWriterWins(.dailyProgress, tenant: tenant, user: user, rows: dayRows)).rows.count
             }
-            try await connection.query(PGQuery(unsafeSQL: Self.archive, binds: [
-                tenant.pgBind(), user.pgBind(), sourceSHA256.pgBind(), plan.habits.map { Int32($0.position) }.pgBind(),
-                plan.habits.map(\.id).pgBind(), plan.habits.map(\.source.jsonText).pgBind(),
-            ]))
+            try await connection.query(Self.archive(tenant: tenant, user: user, sourceSHA256: sourceSHA256, positions: plan.habits.map { Int32($0.position) },
+                                                    habits: plan.habits.map(\.id), sources: plan.habits.map(\.source.jsonText)))
             report.written = written
             let details = "{\"habits\":\(report.habits),\"reminders\":\(report.reminders),\"days\":\(report.days),\"written\":\(written),\"timeZone\":\(JSONText.string(plan.timeZone)),\"dateEncoding\":\(JSONText.string(plan.dateEncoding)),\"warnings\":[\(plan.warnings.map(JSONText.string).joined(separator: ","))],\"statusMismatches\":[\(plan.statusMismatches.map(JSONText.string).joined(separator: ","))]}"
             try await connection.query(Self.recordMigration(tenant: tenant, user: user, name: name, details: details))

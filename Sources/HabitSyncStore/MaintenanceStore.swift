@@ -40,47 +40,55 @@ public struct MaintenanceStore: Sendable {
 
     static let tenantIDs: PGQuery = "SELECT id FROM tenants ORDER BY id"
 
-    static let purgeTables = ["reminders", "daily_progress", "focus_sessions", "selected_apps", "user_settings", "habits"]
+    static let purgeTables: [PGFragment] = ["reminders", "daily_progress", "focus_sessions", "selected_apps", "user_settings", "habits"]
+
+    /// Whether user `u` has a tombstone older than `cutoff` in any purged table.
+    static func hasTombstones(before cutoff: Date) -> PGQuery {
+        purgeTables.map { table -> PGQuery in
+            "EXISTS (SELECT 1 FROM \(table) t WHERE t.tenant_id = u.tenant_id AND t.user_id = u.user_id AND t.deleted_at < \(cutoff))"
+        }.joined(separator: " OR ")
+    }
 
     /// The users with tombstones past the cutoff, row-locked in the order a push locks: the
     /// user row first, then data rows. Users a push holds right now are skipped (SKIP LOCKED)
     /// and purged by the next run, so maintenance neither waits for pushes nor deadlocks them.
     static func lockUsersWithTombstones(tenant: UUID, cutoff: Date) -> PGQuery {
-        let exists = purgeTables.map { "EXISTS (SELECT 1 FROM \($0) t WHERE t.tenant_id = u.tenant_id AND t.user_id = u.user_id AND t.deleted_at < $2)" }
-        return PGQuery(unsafeSQL: """
-            SELECT u.user_id FROM users u
-            WHERE u.tenant_id = $1 AND (\(exists.joined(separator: " OR ")))
-            ORDER BY u.user_id FOR UPDATE OF u SKIP LOCKED
-            """, binds: [tenant.pgBind(), cutoff.pgBind()])
+        """
+        SELECT u.user_id FROM users u
+        WHERE u.tenant_id = \(tenant) AND (\(hasTombstones(before: cutoff)))
+        ORDER BY u.user_id FOR UPDATE OF u SKIP LOCKED
+        """
     }
 
     static func countUsersWithTombstones(tenant: UUID, cutoff: Date) -> PGQuery {
-        let exists = purgeTables.map { "EXISTS (SELECT 1 FROM \($0) t WHERE t.tenant_id = u.tenant_id AND t.user_id = u.user_id AND t.deleted_at < $2)" }
-        return PGQuery(unsafeSQL: "SELECT count(*)::int8 AS n FROM users u WHERE u.tenant_id = $1 AND (\(exists.joined(separator: " OR ")))",
-                       binds: [tenant.pgBind(), cutoff.pgBind()])
+        "SELECT count(*)::int8 AS n FROM users u WHERE u.tenant_id = \(tenant) AND (\(hasTombstones(before: cutoff)))"
     }
 
     /// Tombstones of records nothing refers to, of the locked users only; habits go after
     /// their reminders and progress.
-    static func purgeTombstones(tables: [String], tenant: UUID, cutoff: Date, users: [String], childrenOfHabits: Bool) -> PGQuery {
-        let purges = tables.enumerated().map { index, table in
-            let guardChildren = table == "habits" && childrenOfHabits
+    static func purgeTombstones(tables: [PGFragment], tenant: UUID, cutoff: Date, users: [String], childrenOfHabits: Bool) -> PGQuery {
+        let purges = tables.enumerated().map { index, table -> PGQuery in
+            let guardChildren: PGFragment = table == "habits" && childrenOfHabits
                 ? " AND NOT EXISTS (SELECT 1 FROM reminders r WHERE r.tenant_id = t.tenant_id AND r.user_id = t.user_id AND r.habit_id = t.id) AND NOT EXISTS (SELECT 1 FROM daily_progress p WHERE p.tenant_id = t.tenant_id AND p.user_id = t.user_id AND p.habit_id = t.id)"
                 : ""
-            return "p\(index) AS (DELETE FROM \(table) t WHERE t.tenant_id = $1 AND t.user_id = ANY($3::text[]) AND t.deleted_at < $2\(guardChildren) RETURNING t.user_id, t.server_version)"
+            let name: PGFragment = "p\(index)"
+            return """
+                \(name) AS (DELETE FROM \(table) t WHERE t.tenant_id = \(tenant) AND t.user_id = ANY(\(users)::text[])
+                    AND t.deleted_at < \(cutoff)\(guardChildren) RETURNING t.user_id, t.server_version)
+                """
         }
-        let union = tables.indices.map { "SELECT user_id, server_version FROM p\($0)" }.joined(separator: " UNION ALL ")
-        return PGQuery(unsafeSQL: """
+        let union = tables.indices.map { "SELECT user_id, server_version FROM p\($0)" as PGFragment }.joined(separator: " UNION ALL ")
+        return """
             WITH \(purges.joined(separator: ",\n")),
             purged AS (\(union)),
             horizon AS (SELECT user_id, max(server_version) AS version, count(*) AS purged FROM purged GROUP BY user_id),
             moved AS (
                 UPDATE users u SET purged_through_version = greatest(u.purged_through_version, h.version)
-                FROM horizon h WHERE u.tenant_id = $1 AND u.user_id = h.user_id
+                FROM horizon h WHERE u.tenant_id = \(tenant) AND u.user_id = h.user_id
                 RETURNING h.purged
             )
             SELECT coalesce(sum(purged), 0)::int8 AS purged FROM moved
-            """, binds: [tenant.pgBind(), cutoff.pgBind(), users.pgBind()])
+            """
     }
 
     static func purgeBatches(tenant: UUID, cutoff: Date) -> PGQuery {
@@ -120,7 +128,7 @@ public struct MaintenanceStore: Sendable {
                 let candidates = try await connection.query(Self.countUsersWithTombstones(tenant: tenant, cutoff: cutoff)).single().decode("n", as: Int.self)
                 report.usersSkippedBusy += max(0, candidates - users.count)
                 if !users.isEmpty {
-                    for (tables, children) in [(Array(Self.purgeTables.dropLast()), false), (["habits"], true)] {
+                    for (tables, children) in [(Array(Self.purgeTables.dropLast()), false), (["habits"] as [PGFragment], true)] {
                         report.tombstonesPurged += try await connection.query(Self.purgeTombstones(tables: tables, tenant: tenant, cutoff: cutoff, users: users, childrenOfHabits: children))
                             .single().decode("purged", as: Int.self)
                     }

@@ -1,69 +1,118 @@
 import Foundation
 
 /// One SQL statement and its parameters. Every interpolated value becomes a `$n` placeholder
-/// plus a bind, so values can never change the statement's text:
+/// plus a bind, numbered automatically, so values can never change the statement's text:
 ///
 ///     let query: PGQuery = "SELECT name FROM habits WHERE id = \(id) AND name <> \(name)"
 ///
-/// SQL text that is not a literal needs the deliberately loud `PGQuery(unsafeSQL:)`.
+/// SQL that is generated (a column list, a table's name) is interpolated as a `PGFragment`,
+/// which only string literals, integers and quoted identifiers can make; queries compose by
+/// interpolating one into another (`WITH input AS (\(input)) …`), their binds renumbered.
+/// SQL text from anywhere else needs the deliberately loud `PGQuery(unsafeSQL:)`, which takes
+/// no binds.
 public struct PGQuery: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
-    public private(set) var sql: String
+    /// The text between placeholders: `pieces.count == binds.count + 1`, and bind `i` sits
+    /// between `pieces[i]` and `pieces[i + 1]`.
+    private var pieces: [String]
     public private(set) var binds: [PGBind]
 
-    /// Raw SQL text. Never build it from input: use interpolation for values.
-    public init(unsafeSQL sql: String, binds: [PGBind] = []) {
-        self.sql = sql
-        self.binds = binds
+    /// Raw SQL text, without parameters. Never build it from input.
+    public init(unsafeSQL sql: String) {
+        pieces = [sql]
+        binds = []
     }
 
     public init(stringLiteral value: String) {
-        self.sql = value
-        self.binds = []
+        pieces = [value]
+        binds = []
     }
 
     public init(stringInterpolation: StringInterpolation) {
-        self.sql = stringInterpolation.sql
-        self.binds = stringInterpolation.binds
+        self = stringInterpolation.query
+    }
+
+    /// The statement text, with the placeholders numbered `$1`, `$2` … in order.
+    public var sql: String {
+        var text = pieces[0]
+        for index in binds.indices {
+            text += "$\(index + 1)"
+            text += pieces[index + 1]
+        }
+        return text
     }
 
     /// The statement text only: parameters are never part of a description.
     public var description: String { sql }
 
+    public mutating func append(_ fragment: PGFragment) {
+        pieces[pieces.count - 1] += fragment.sql
+    }
+
+    /// Appends a value: one more placeholder.
+    public mutating func append(bind: PGBind) {
+        binds.append(bind)
+        pieces.append("")
+    }
+
+    /// Appends another query, its binds after these.
+    public mutating func append(_ other: PGQuery) {
+        pieces[pieces.count - 1] += other.pieces[0]
+        pieces.append(contentsOf: other.pieces.dropFirst())
+        binds.append(contentsOf: other.binds)
+    }
+
     public struct StringInterpolation: StringInterpolationProtocol {
-        var sql: String
-        var binds: [PGBind]
+        var query = PGQuery(stringLiteral: "")
 
         public init(literalCapacity: Int, interpolationCount: Int) {
-            sql = ""
-            sql.reserveCapacity(literalCapacity + interpolationCount * 3)
-            binds = []
-            binds.reserveCapacity(interpolationCount)
+            query.pieces.reserveCapacity(interpolationCount + 1)
+            query.binds.reserveCapacity(interpolationCount)
         }
 
         public mutating func appendLiteral(_ literal: String) {
-            sql += literal
+            query.pieces[query.pieces.count - 1] += literal
         }
 
         /// A value: becomes `$n`.
         public mutating func appendInterpolation(_ value: some PGEncodable) {
-            binds.append(value.pgBind())
-            sql += "$\(binds.count)"
+            query.append(bind: value.pgBind())
         }
 
         /// A NULL-able value: becomes `$n`.
         public mutating func appendInterpolation(_ value: (some PGEncodable)?) {
-            binds.append(value.map { $0.pgBind() } ?? .null())
-            sql += "$\(binds.count)"
+            query.append(bind: value.map { $0.pgBind() } ?? .null())
+        }
+
+        /// Generated SQL text made of literals only.
+        public mutating func appendInterpolation(_ fragment: PGFragment) {
+            query.append(fragment)
+        }
+
+        /// A whole query: its text and its binds, renumbered.
+        public mutating func appendInterpolation(_ other: PGQuery) {
+            query.append(other)
         }
 
         /// An identifier (table, column, role), double-quoted with embedded quotes doubled.
         public mutating func appendInterpolation(identifier: String) {
-            sql += PGQuery.quoteIdentifier(identifier)
+            query.append(PGFragment.identifier(identifier))
         }
     }
 
     /// `"name"`, with `"` doubled: safe for any string as an identifier.
     public static func quoteIdentifier(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+extension Sequence where Element == PGQuery {
+    /// The queries one after another, `separator` between them, binds renumbered.
+    public func joined(separator: PGFragment) -> PGQuery {
+        var result = PGQuery(stringLiteral: "")
+        for (index, query) in enumerated() {
+            if index > 0 { result.append(separator) }
+            result.append(query)
+        }
+        return result
     }
 }

@@ -43,19 +43,20 @@ public struct PullStore: Sendable {
     }
 
     /// One branch per collection, each using its `(tenant_id, user_id, server_version)` index,
-    /// merged and cut to the page size.
-    /// Tombstones at or below `$5` are left out: an initial sync skips those of records that
-    /// were deleted before it began (the device never had them); 0 includes every tombstone.
-    static func pageSQL(_ collections: [SyncCollection]) -> String {
-        let branches = collections.map { collection in
+    /// merged and cut to `limit`. Tombstones at or below `tombstoneFloor` are left out: an
+    /// initial sync skips those of records that were deleted before it began (the device never
+    /// had them); 0 includes every tombstone.
+    static func pageQuery(_ collections: [SyncCollection], tenant: UUID, user: String, after since: Int64, limit: Int, tombstoneFloor: Int64) -> PGQuery {
+        let branches = collections.map { collection -> PGQuery in
             """
             (SELECT h.server_version, \(WireChangeSQL.change(collection, alias: "h"))::text AS change
-             FROM \(collection.table) h
-             WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.server_version > $3 AND (h.deleted_at IS NULL OR h.server_version > $5)
-             ORDER BY h.server_version LIMIT $4)
+             FROM \(PGFragment.identifier(collection.table)) h
+             WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.server_version > \(since)
+               AND (h.deleted_at IS NULL OR h.server_version > \(tombstoneFloor))
+             ORDER BY h.server_version LIMIT \(limit))
             """
         }
-        return "SELECT server_version, change FROM (\(branches.joined(separator: "\nUNION ALL\n"))) page ORDER BY server_version LIMIT $4"
+        return "SELECT server_version, change FROM (\(branches.joined(separator: "\nUNION ALL\n"))) page ORDER BY server_version LIMIT \(limit)"
     }
 
     /// Signals, from inside the read snapshot, that derived records were computed for an
@@ -112,9 +113,8 @@ public struct PullStore: Sendable {
                     throw Failure.cursorExpired
                 }
             }
-            let rows = try await connection.query(PGQuery(unsafeSQL: Self.pageSQL(collections), binds: [
-                identity.tenantID.pgBind(), identity.userID.pgBind(), since.pgBind(), (limit + 1).pgBind(), (initialFloor ?? 0).pgBind(),
-            ])).rows
+            let rows = try await connection.query(Self.pageQuery(collections, tenant: identity.tenantID, user: identity.userID, after: since,
+                                                            limit: limit + 1, tombstoneFloor: initialFloor ?? 0)).rows
             let page = rows.prefix(limit)
             let changes = try page.map { try $0.decode("change", as: String.self) }
             let last = try page.last.map { try $0.decode("server_version", as: Int64.self) } ?? since

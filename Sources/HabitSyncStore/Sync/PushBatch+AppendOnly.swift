@@ -11,26 +11,23 @@ extension PushBatch {
         var candidates = changes.map(\.id)
         if registry {
             // Only ids the registry knows can exist: read those back, usually none.
-            candidates = try await connection.query(PGQuery(unsafeSQL: SyncTableSQL.registeredUsageEvents, binds: [
-                tenant.pgBind(), user.pgBind(), candidates.pgBind(),
-            ])).rows.map { try $0.decode("id", as: UUID.self) }
+            candidates = try await connection.query(SyncTableSQL.registeredUsageEvents(tenant: tenant, user: user, ids: candidates))
+                .rows.map { try $0.decode("id", as: UUID.self) }
         }
         let existing = candidates.isEmpty ? [:] : try await storedRows(table.collection, keys: candidates)
         let storedChanges = changes.filter { existing[$0.id.uuidString.lowercased()] != nil }
         let same = try await storedAsSent(table, storedChanges.map { ($0, $0.id) })
-        var firstInBatch: [UUID: PushChange] = [:]
+        let (firstInBatch, contradicting) = PushPlan.firstOfEachID(changes)
+        let contradictingIndices = Set(contradicting.map(\.index))
         var toInsert: [PushChange] = []
         for change in changes {
             if let row = existing[change.id.uuidString.lowercased()] {
                 if same.contains(change.index) { unchanged(change, stored: row) } else {
                     reject(change.index, ChangeRejection(.immutableRecord, field: "record", "\(table.collection.rawValue) \(change.id.uuidString.lowercased()) already exists with other content; append a new record instead"))
                 }
-            } else if let first = firstInBatch[change.id] {
-                if first.record != change.record {
-                    reject(change.index, ChangeRejection(.immutableRecord, field: "record", "this batch already holds \(change.id.uuidString.lowercased()) with other content"))
-                }
-            } else {
-                firstInBatch[change.id] = change
+            } else if contradictingIndices.contains(change.index) {
+                reject(change.index, ChangeRejection(.immutableRecord, field: "record", "this batch already holds \(change.id.uuidString.lowercased()) with other content"))
+            } else if firstInBatch[change.id]?.index == change.index {
                 toInsert.append(change)
             }
         }
@@ -41,9 +38,9 @@ extension PushBatch {
             versions[change.id] = version
             return SyncRow(id: change.id, version: version, updatedAt: change.updatedAt, updatedBy: device, isDelete: false, values: change.record.map(table.values) ?? [])
         }
-        let sql = registry ? SyncTableSQL.appendOnlyRegistered(table) : SyncTableSQL.appendOnly(table)
-        let inserted = Set(try await connection.query(PGQuery(unsafeSQL: sql, binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: table)))
-            .rows.map { try $0.decode("id", as: UUID.self) })
+        let insert = registry ? SyncTableSQL.appendOnlyRegistered(table, tenant: tenant, user: user, rows: rows)
+                              : SyncTableSQL.appendOnly(table, tenant: tenant, user: user, rows: rows)
+        let inserted = Set(try await connection.query(insert).rows.map { try $0.decode("id", as: UUID.self) })
         switch table.collection {
         case .xpTransactions:
             if !inserted.isEmpty { derivedInputsChanged = true }
@@ -82,28 +79,17 @@ extension PushBatch {
             guard case .achievement(let a)? = change.record else { return "" }
             return a.achievementId
         }
-        func unlockedAt(_ change: PushChange) -> Date {
-            guard case .achievement(let a)? = change.record else { return .distantFuture }
-            return a.unlockedAt
-        }
-        var winners: [String: PushChange] = [:]
-        for change in changes {
-            let key = achievementID(change)
-            if let current = winners[key], unlockedAt(current) <= unlockedAt(change) { continue }
-            winners[key] = change
-        }
+        let winners = PushPlan.earliestUnlocks(changes)
         var versions: [String: Int64] = [:]
         let rows = winners.values.sorted { $0.index < $1.index }.map { change -> SyncRow in
             let version = allocateVersion()
             versions[achievementID(change)] = version
             return SyncRow(id: change.id, version: version, updatedAt: change.updatedAt, updatedBy: device, isDelete: false, values: change.record.map(SyncTable.achievements.values) ?? [])
         }
-        let written = Set(try await connection.query(PGQuery(unsafeSQL: SyncTableSQL.insertOnce(.achievements), binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: .achievements)))
+        let written = Set(try await connection.query(SyncTableSQL.insertOnce(.achievements, tenant: tenant, user: user, rows: rows))
             .rows.map { try $0.decode("id", as: String.self) })
-        let query = PGQuery(unsafeSQL: SyncTableSQL.current(.achievements, by: "achievement_id", keyType: "text"), binds: [
-            tenant.pgBind(), user.pgBind(), Array(winners.keys).pgBind(),
-        ])
-        let stored = try await storedRows(query)
+        let stored = try await storedRows(SyncTableSQL.current(.achievements, tenant: tenant, user: user, keys: Array(winners.keys),
+                                                               by: "achievement_id", keyType: "text"))
         var notWritten: [(change: PushChange, key: UUID)] = []
         for change in changes {
             let key = achievementID(change)

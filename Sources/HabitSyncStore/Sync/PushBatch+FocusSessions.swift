@@ -11,6 +11,19 @@ extension PushBatch {
         """
     }
 
+    /// Abandons the stored `losers` at `survivorStart` (authored by the server), numbering their
+    /// versions from `after + 1`.
+    static func abandonSessions(tenant: UUID, user: String, losers: [UUID], survivorStart: Date, after version: Int64) -> PGQuery {
+        """
+        WITH losers AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM unnest(\(losers)::uuid[]) AS l(id))
+        UPDATE focus_sessions f SET state = 'abandoned', end_time = greatest(\(survivorStart)::timestamptz, f.start_time),
+            updated_at = greatest(date_trunc('milliseconds', now()), f.updated_at + interval '1 millisecond'),
+            updated_by = 'server', server_version = \(version) + l.n, synced_at = now()
+        FROM losers l
+        WHERE f.tenant_id = \(tenant) AND f.user_id = \(user) AND f.id = l.id
+        """
+    }
+
     /// When more than one session would be running, every one but the latest-started is
     /// abandoned by the server at the latest one's start: stored ones with one statement
     /// before the write, incoming ones by writing them as abandoned (authored by the server).
@@ -43,18 +56,8 @@ extension PushBatch {
             }
         }
         if !storedLosers.isEmpty {
-            let sql = """
-                WITH losers AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM unnest($3::uuid[]) AS l(id))
-                UPDATE focus_sessions f SET state = 'abandoned', end_time = greatest($4::timestamptz, f.start_time),
-                    updated_at = greatest(date_trunc('milliseconds', now()), f.updated_at + interval '1 millisecond'),
-                    updated_by = 'server', server_version = $5 + l.n, synced_at = now()
-                FROM losers l
-                WHERE f.tenant_id = $1 AND f.user_id = $2 AND f.id = l.id
-                """
-            try await connection.query(PGQuery(unsafeSQL: sql, binds: [
-                tenant.pgBind(), user.pgBind(), storedLosers.pgBind(), survivor.start.pgBind(),
-                (nextVersion - 1).pgBind(),
-            ]))
+            try await connection.query(Self.abandonSessions(tenant: tenant, user: user, losers: storedLosers, survivorStart: survivor.start,
+                                                            after: nextVersion - 1))
             nextVersion += Int64(storedLosers.count)
         }
         return (serverAuthored, records)

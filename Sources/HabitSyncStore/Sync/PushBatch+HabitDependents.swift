@@ -9,6 +9,25 @@ extension PushBatch {
         "SELECT id FROM habits WHERE tenant_id = \(tenant) AND user_id = \(user) AND deleted_at IS NULL AND id = ANY(\(ids)::uuid[])"
     }
 
+    /// Tombstones the live rows of `table` that belong to the deleted habits, numbering their
+    /// versions from `after + 1`. Returns the versions given.
+    static func tombstoneDependents(_ table: PGFragment, tenant: UUID, user: String, habits: [UUID], deletedAt: [Date], after version: Int64) -> PGQuery {
+        """
+        WITH doomed AS (SELECT * FROM unnest(\(habits)::uuid[], \(deletedAt)::timestamptz[]) AS d(habit_id, updated_at)),
+        numbered AS (
+            SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n
+            FROM \(table) c JOIN doomed d ON c.habit_id = d.habit_id
+            WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.deleted_at IS NULL
+              AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, 'server' COLLATE "C")
+        )
+        UPDATE \(table) c SET deleted_at = now(), updated_at = nb.updated_at, updated_by = 'server',
+            server_version = \(version) + nb.n, synced_at = now()
+        FROM numbered nb
+        WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.id = nb.id
+        RETURNING c.server_version
+        """
+    }
+
     /// Keeps deletes and the upserts whose habit exists and is not deleted (after this batch's
     /// habits); rejects the others with `unknown_reference`.
     func withLiveHabits(_ changes: [PushChange]) async throws -> [PushChange] {
@@ -33,25 +52,10 @@ extension PushBatch {
     /// and `updatedBy: "server"`, each with a version of its own. One statement per table.
     func cascadeHabitDeletes(_ deleted: [(UUID, Date)]) async throws {
         guard !deleted.isEmpty else { return }
-        for table in ["reminders", "daily_progress"] {
-            let sql = """
-                WITH doomed AS (SELECT * FROM unnest($3::uuid[], $4::timestamptz[]) AS d(habit_id, updated_at)),
-                numbered AS (
-                    SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n
-                    FROM \(table) c JOIN doomed d ON c.habit_id = d.habit_id
-                    WHERE c.tenant_id = $1 AND c.user_id = $2 AND c.deleted_at IS NULL
-                      AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, 'server' COLLATE "C")
-                )
-                UPDATE \(table) c SET deleted_at = now(), updated_at = nb.updated_at, updated_by = 'server',
-                    server_version = $5 + nb.n, synced_at = now()
-                FROM numbered nb
-                WHERE c.tenant_id = $1 AND c.user_id = $2 AND c.id = nb.id
-                RETURNING c.server_version
-                """
-            let versions = try await connection.query(PGQuery(unsafeSQL: sql, binds: [
-                tenant.pgBind(), user.pgBind(), deleted.map(\.0).pgBind(), deleted.map { $0.1 }.pgBind(),
-                (nextVersion - 1).pgBind(),
-            ])).rows.map { try $0.decode("server_version", as: Int64.self) }
+        for table: PGFragment in ["reminders", "daily_progress"] {
+            let query = Self.tombstoneDependents(table, tenant: tenant, user: user, habits: deleted.map(\.0), deletedAt: deleted.map(\.1),
+                                                 after: nextVersion - 1)
+            let versions = try await connection.query(query).rows.map { try $0.decode("server_version", as: Int64.self) }
             if let highest = versions.max() { nextVersion = highest + 1 }
         }
     }

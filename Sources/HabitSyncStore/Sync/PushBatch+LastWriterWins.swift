@@ -10,20 +10,11 @@ extension PushBatch {
     /// applied, unchanged and superseded apart.
     func applyLastWriterWins(
         _ table: SyncTable, _ changes: [PushChange], keyedByUser: Bool = false,
-        updatedByOverride: Set<Int> = [], recordOverride: [Int: ValidatedRecord] = [:], extraCondition: String? = nil,
+        updatedByOverride: Set<Int> = [], recordOverride: [Int: ValidatedRecord] = [:], extraCondition: PGFragment? = nil,
         target: (PushChange) -> UUID = { $0.id }
     ) async throws {
         guard !changes.isEmpty else { return }
-        var winners: [UUID: PushChange] = [:]
-        for change in changes {
-            let key = target(change)
-            if let current = winners[key] {
-                let a = LWWKey(updatedAt: current.updatedAt, deviceID: device), b = LWWKey(updatedAt: change.updatedAt, deviceID: device)
-                if !(b < a) { winners[key] = change }
-            } else {
-                winners[key] = change
-            }
-        }
+        let winners = PushPlan.lastWriterWinners(changes, target: target)
         let ordered = winners.sorted { $0.value.index < $1.value.index }
         var versions: [UUID: Int64] = [:]
         let rows = ordered.map { key, change -> SyncRow in
@@ -35,9 +26,8 @@ extension PushBatch {
                 updatedBy: updatedByOverride.contains(change.index) ? "server" : device,
                 isDelete: change.op == .delete, values: record.map(table.values) ?? [])
         }
-        let sql = SyncTableSQL.lastWriterWins(table, keyedByUser: keyedByUser, extraCondition: extraCondition)
-        let written = Set(try await connection.query(PGQuery(unsafeSQL: sql, binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: table)))
-            .rows.map { try $0.decode("id", as: UUID.self) })
+        let write = SyncTableSQL.lastWriterWins(table, tenant: tenant, user: user, rows: rows, keyedByUser: keyedByUser, extraCondition: extraCondition)
+        let written = Set(try await connection.query(write).rows.map { try $0.decode("id", as: UUID.self) })
 
         if [.habits, .dailyProgress].contains(table.collection), !written.isEmpty { derivedInputsChanged = true }
         if table.collection == .habits {
@@ -95,21 +85,18 @@ extension PushBatch {
 
     /// The indices of `changes` whose content the table already holds exactly, decided by
     /// PostgreSQL on the stored columns (one statement, none when `changes` is empty).
-    func storedAsSent(_ table: SyncTable, _ changes: [(change: PushChange, key: UUID)], keyedByUser: Bool = false, key: String = "id") async throws -> Set<Int> {
+    func storedAsSent(_ table: SyncTable, _ changes: [(change: PushChange, key: UUID)], keyedByUser: Bool = false, key: PGFragment = "id") async throws -> Set<Int> {
         guard !changes.isEmpty else { return [] }
         let rows = changes.map { change, target in
             SyncRow(id: target, version: Int64(change.index), updatedAt: change.updatedAt, updatedBy: device, isDelete: change.op == .delete,
                     values: change.record.map(table.values) ?? [])
         }
-        let sql = SyncTableSQL.sameContent(table, keyedByUser: keyedByUser, key: key)
-        return Set(try await connection.query(PGQuery(unsafeSQL: sql, binds: SyncTableSQL.binds(tenant: tenant, user: user, rows: rows, table: table)))
-            .rows.map { Int(try $0.decode("change_index", as: Int64.self)) })
+        let query = SyncTableSQL.sameContent(table, tenant: tenant, user: user, rows: rows, keyedByUser: keyedByUser, key: key)
+        return Set(try await connection.query(query).rows.map { Int(try $0.decode("change_index", as: Int64.self)) })
     }
 
-    func storedRows(_ collection: SyncCollection, keys: [UUID], by column: String = "id") async throws -> [String: StoredRow] {
-        let sql = SyncTableSQL.current(collection, by: column)
-        let query = PGQuery(unsafeSQL: sql, binds: [tenant.pgBind(), user.pgBind(), keys.pgBind()])
-        return try await storedRows(query)
+    func storedRows(_ collection: SyncCollection, keys: [UUID]) async throws -> [String: StoredRow] {
+        try await storedRows(SyncTableSQL.current(collection, tenant: tenant, user: user, keys: keys))
     }
 
     func storedRows(_ query: PGQuery) async throws -> [String: StoredRow] {

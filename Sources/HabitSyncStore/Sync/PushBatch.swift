@@ -2,13 +2,11 @@ import Foundation
 import HabitSyncDomain
 import LibPQClient
 
-/// One batch being applied inside its push transaction: validates the changes, writes each
-/// collection's share with one set-based statement (plus one to read back the rows of the
-/// changes that did not apply, if any), and collects the per-change results and the conflict
-/// log. Each rule kind lives in an extension of its own (`PushBatch+LastWriterWins.swift` …).
-///
-/// Collections are applied in dependency order (`SyncCollection.applyOrder`: habits before
-/// the reminders and progress that refer to them), each collection's changes in array order.
+/// One batch being applied inside its push transaction, following its `PushPlan` (validated and
+/// grouped before the transaction began): writes each collection's share with one set-based
+/// statement (plus one to read back the rows of the changes that did not apply, if any), and
+/// collects the per-change results and the conflict log. Each rule kind lives in an extension
+/// of its own (`PushBatch+LastWriterWins.swift` …).
 final class PushBatch {
     let connection: PGConnection
     let tenant: UUID
@@ -54,22 +52,12 @@ final class PushBatch {
 
     // MARK: - Driving
 
-    func apply(_ changes: [[String: JSONValue]]) async throws {
+    func apply(_ plan: PushPlan, raw changes: [[String: JSONValue]]) async throws {
         raw = changes
         results = Array(repeating: nil, count: changes.count)
-        var valid: [PushChange] = []
-        for (index, fields) in changes.enumerated() {
-            do {
-                let change = try PushChange.validate(fields, index: index, context: context)
-                accepted[index] = change
-                valid.append(change)
-            } catch {
-                reject(index, error)
-            }
-        }
-        let byCollection = Dictionary(grouping: valid, by: \.collection)
-        for collection in SyncCollection.applyOrder {
-            guard let changes = byCollection[collection], !changes.isEmpty else { continue }
+        accepted = plan.accepted
+        for (index, rejection) in plan.rejected { reject(index, rejection) }
+        for (collection, changes) in plan.steps {
             try await isolatingRefusals(changes) { changes in try await self.apply(collection, changes) }
         }
     }

@@ -80,18 +80,20 @@ public struct PushStore: Sendable {
     ///   the same bytes; other bytes under the same batchId are a conflict.
     public func push(identity: VerifiedIdentity, deviceID: String, request: PushRequest, requestHash: [UInt8], now: Date = Date()) async throws -> (Outcome, Tally) {
         let context = ValidationContext(now: now, maximumSkew: maximumSkew, timeZones: try await timeZones.names(pool))
+        // Validation and grouping need no database: done before the user's lock is taken.
+        let plan = PushPlan(request.changes, context: context)
         return try await queue.serialised(tenant: identity.tenantID, user: identity.userID) {
             do {
-                return try await push(identity: identity, deviceID: deviceID, request: request, requestHash: requestHash, context: context, isolatingRefusals: false)
+                return try await push(identity: identity, deviceID: deviceID, request: request, plan: plan, requestHash: requestHash, context: context, isolatingRefusals: false)
             } catch let error as PGError where error.isDataError {
                 // PostgreSQL refused some value: the transaction rolled back whole. Apply the
                 // batch again on the slow path, which finds and rejects what it refuses.
-                return try await push(identity: identity, deviceID: deviceID, request: request, requestHash: requestHash, context: context, isolatingRefusals: true)
+                return try await push(identity: identity, deviceID: deviceID, request: request, plan: plan, requestHash: requestHash, context: context, isolatingRefusals: true)
             }
         }
     }
 
-    private func push(identity: VerifiedIdentity, deviceID: String, request: PushRequest, requestHash: [UInt8], context: ValidationContext,
+    private func push(identity: VerifiedIdentity, deviceID: String, request: PushRequest, plan: PushPlan, requestHash: [UInt8], context: ValidationContext,
                       isolatingRefusals: Bool) async throws -> (Outcome, Tally) {
         try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
@@ -110,7 +112,7 @@ public struct PushStore: Sendable {
             let batch = PushBatch(
                 connection: connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batchID: request.batchId,
                 derivedRecordID: derivedID, firstVersion: counter + 1, context: context, isolatesRefusals: isolatingRefusals)
-            try await batch.apply(request.changes)
+            try await batch.apply(plan, raw: request.changes)
             try await batch.recomputeDerivedStateIfNeeded()
             try await batch.logConflicts()
             if batch.nextVersion - 1 > counter {

@@ -1,13 +1,14 @@
 import Foundation
 import HabitSyncDomain
+import LibPQClient
 
 /// How one collection's records map onto its table's data columns. The set-based statements
 /// of `SyncTableSQL` are generated from this, so each collection's SQL has the same shape.
 struct SyncTable: Sendable {
     struct Column: Sendable {
-        let name: String
+        let name: PGFragment
         /// The SQL type the text value is cast to.
-        let type: String
+        let type: PGFragment
     }
 
     let collection: SyncCollection
@@ -15,9 +16,9 @@ struct SyncTable: Sendable {
     /// The record's values as text, in `columns` order.
     let values: @Sendable (ValidatedRecord) -> [String?]
 
-    var table: String { collection.table }
+    var table: PGFragment { .identifier(collection.table) }
 
-    static func columns(_ pairs: [(String, String)]) -> [Column] { pairs.map { Column(name: $0.0, type: $0.1) } }
+    static func columns(_ pairs: [(PGFragment, PGFragment)]) -> [Column] { pairs.map { Column(name: $0.0, type: $0.1) } }
 
     static let habits = SyncTable(collection: .habits, columns: columns([
         ("name", "text"), ("habit_description", "text"), ("icon", "text"), ("color", "text"), ("habit_type", "text"),

@@ -4,57 +4,75 @@ import LibPQClient
 
 /// The set-based statements that write one collection's share of a batch: one statement for
 /// all of its rows, with the conflict rule decided by PostgreSQL under the row locks the
-/// statement takes (and the user row lock the push holds).
-///
-/// Binds: $1 tenant, $2 user, $3 ids, $4 versions, $5 updated_at, $6 updated_by, $7 is_delete,
-/// then one `text[]` per data column.
+/// statement takes (and the user row lock the push holds). Generated from the collection's
+/// `SyncTable`, so each collection's SQL has the same shape; every value is a bind.
 enum SyncTableSQL {
-    static func input(_ table: SyncTable) -> String {
-        let binds = ["$3::uuid[]", "$4::int8[]", "$5::timestamptz[]", "$6::text[]", "$7::bool[]"]
-            + table.columns.indices.map { "$\($0 + 8)::text[]" }
-        let names = ["id", "version", "updated_at", "updated_by", "is_delete"] + table.columns.map(\.name)
-        return "SELECT * FROM unnest(\(binds.joined(separator: ", "))) AS i(\(names.joined(separator: ", ")))"
+    /// The rows as the relation `i(id, version, updated_at, updated_by, is_delete, <data columns>)`,
+    /// one array bind per column. Id arrays are bound as uuid[] itself: a text[] cast in SQL is
+    /// not leakproof, so row-level security would keep it out of the index condition and filter
+    /// the user's every row instead.
+    static func input(_ table: SyncTable, _ rows: [SyncRow]) -> PGQuery {
+        var arrays: [PGQuery] = [
+            "\(rows.map(\.id))::uuid[]", "\(rows.map(\.version))::int8[]", "\(rows.map(\.updatedAt))::timestamptz[]",
+            "\(rows.map(\.updatedBy))::text[]", "\(rows.map(\.isDelete))::bool[]",
+        ]
+        for column in table.columns.indices {
+            arrays.append("\(rows.map { $0.values.isEmpty ? nil : $0.values[column] })::text[]")
+        }
+        let names: PGFragment = "id, version, updated_at, updated_by, is_delete, " + table.columns.map(\.name).joined(separator: ", ")
+        return "SELECT * FROM unnest(\(arrays.joined(separator: ", "))) AS i(\(names))"
     }
 
-    static func cast(_ column: SyncTable.Column, from alias: String = "i") -> String {
+    static func cast(_ column: SyncTable.Column, from alias: PGFragment = "i") -> PGFragment {
         "\(alias).\(column.name)::\(column.type)"
+    }
+
+    static func columnList(_ table: SyncTable) -> PGFragment {
+        table.columns.map(\.name).joined(separator: ", ")
+    }
+
+    static func castList(_ table: SyncTable) -> PGFragment {
+        table.columns.map { cast($0) }.joined(separator: ", ")
     }
 
     /// Last writer wins: rows whose stored key `(updated_at, updated_by)` is older than the
     /// incoming one are overwritten (a delete keeps the data and sets the tombstone); ids the
     /// table has never seen are inserted. Returns the ids written.
-    static func lastWriterWins(_ table: SyncTable, keyedByUser: Bool = false, extraCondition: String? = nil) -> String {
+    static func lastWriterWins(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], keyedByUser: Bool = false,
+                               extraCondition: PGFragment? = nil) -> PGQuery {
         let t = table.table
-        let match = keyedByUser ? "" : " AND h.id = i.id"
-        let assignments = table.columns.map { column -> String in
-            if column.name == "created_at" && table.collection == .habits {
+        let match: PGFragment = keyedByUser ? "" : " AND h.id = i.id"
+        let createdAtIsServerTime = table.collection == .habits
+        let assignments = table.columns.map { column -> PGFragment in
+            if column.name == "created_at" && createdAtIsServerTime {
                 // createdAt defaults to the server time of the first write and then stays.
                 return "created_at = CASE WHEN i.is_delete THEN h.created_at ELSE coalesce(i.created_at::timestamptz, h.created_at, now()) END"
             }
             return "\(column.name) = CASE WHEN i.is_delete THEN h.\(column.name) ELSE \(cast(column)) END"
-        }
-        let insertValues = table.columns.map { column -> String in
-            if column.name == "created_at" && table.collection == .habits {
+        }.joined(separator: ", ")
+        let insertValues = table.columns.map { column -> PGFragment in
+            if column.name == "created_at" && createdAtIsServerTime {
                 return "CASE WHEN i.is_delete THEN NULL ELSE coalesce(i.created_at::timestamptz, now()) END"
             }
             return cast(column)
-        }
+        }.joined(separator: ", ")
+        let extra: PGFragment = extraCondition.map { " AND " + $0 } ?? ""
         return """
-            WITH input AS (\(input(table))),
+            WITH input AS (\(input(table, rows))),
             updated AS (
-                UPDATE \(t) h SET \(assignments.joined(separator: ", ")),
+                UPDATE \(t) h SET \(assignments),
                     updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = now(),
                     deleted_at = CASE WHEN i.is_delete THEN now() END
                 FROM input i
-                WHERE h.tenant_id = $1 AND h.user_id = $2\(match)
-                  AND (h.updated_at, h.updated_by COLLATE "C") < (i.updated_at, i.updated_by COLLATE "C")\(extraCondition.map { " AND \($0)" } ?? "")
+                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match)
+                  AND (h.updated_at, h.updated_by COLLATE "C") < (i.updated_at, i.updated_by COLLATE "C")\(extra)
                 RETURNING h.id
             ),
             inserted AS (
-                INSERT INTO \(t) (tenant_id, user_id, id, \(table.columns.map(\.name).joined(separator: ", ")), updated_at, updated_by, server_version, synced_at, deleted_at)
-                SELECT $1, $2, i.id, \(insertValues.joined(separator: ", ")), i.updated_at, i.updated_by, i.version, now(), CASE WHEN i.is_delete THEN now() END
+                INSERT INTO \(t) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at, deleted_at)
+                SELECT \(tenant), \(user), i.id, \(insertValues), i.updated_at, i.updated_by, i.version, now(), CASE WHEN i.is_delete THEN now() END
                 FROM input i
-                WHERE NOT EXISTS (SELECT 1 FROM \(t) h WHERE h.tenant_id = $1 AND h.user_id = $2\(match))
+                WHERE NOT EXISTS (SELECT 1 FROM \(t) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match))
                 RETURNING id
             )
             SELECT id FROM updated UNION ALL SELECT id FROM inserted
@@ -63,58 +81,58 @@ enum SyncTableSQL {
 
     /// Append-only: ids not stored yet are inserted; stored ones are left alone (the caller
     /// compares them). Returns the ids inserted.
-    static func appendOnly(_ table: SyncTable) -> String {
+    static func appendOnly(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
         """
-        WITH input AS (\(input(table)))
-        INSERT INTO \(table.table) (tenant_id, user_id, id, \(table.columns.map(\.name).joined(separator: ", ")), updated_at, updated_by, server_version, synced_at)
-        SELECT $1, $2, i.id, \(table.columns.map { cast($0) }.joined(separator: ", ")), i.updated_at, i.updated_by, i.version, now()
+        WITH input AS (\(input(table, rows)))
+        INSERT INTO \(table.table) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
+        SELECT \(tenant), \(user), i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, now()
         FROM input i
-        WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.id = i.id)
+        WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id)
         RETURNING id
         """
     }
 
     /// Append-only for usage events: ids are registered in `usage_event_ids` first (one
     /// unpartitioned index), and only ids registered now are inserted. Returns those ids.
-    static func appendOnlyRegistered(_ table: SyncTable) -> String {
+    static func appendOnlyRegistered(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
         """
-        WITH input AS (\(input(table))),
+        WITH input AS (\(input(table, rows))),
         registered AS (
             INSERT INTO usage_event_ids (tenant_id, user_id, id, occurred_at, is_exit)
-            SELECT $1, $2, i.id, i.occurred_at::timestamptz, i.event_type = 'exit_to_focus' FROM input i
+            SELECT \(tenant), \(user), i.id, i.occurred_at::timestamptz, i.event_type = 'exit_to_focus' FROM input i
             ON CONFLICT (tenant_id, user_id, id) DO NOTHING
             RETURNING id
         )
-        INSERT INTO \(table.table) (tenant_id, user_id, id, \(table.columns.map(\.name).joined(separator: ", ")), updated_at, updated_by, server_version, synced_at)
-        SELECT $1, $2, i.id, \(table.columns.map { cast($0) }.joined(separator: ", ")), i.updated_at, i.updated_by, i.version, now()
+        INSERT INTO \(table.table) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
+        SELECT \(tenant), \(user), i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, now()
         FROM input i JOIN registered r ON r.id = i.id
         RETURNING id
         """
     }
 
-    static let registeredUsageEvents = """
-        SELECT id FROM usage_event_ids WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3::uuid[])
-        """
+    static func registeredUsageEvents(tenant: UUID, user: String, ids: [UUID]) -> PGQuery {
+        "SELECT id FROM usage_event_ids WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = ANY(\(ids)::uuid[])"
+    }
 
     /// Insert-once by `achievement_id`: a new one is inserted, an earlier unlock replaces a later
     /// one (keeping the first id). Returns the achievement ids written.
-    static func insertOnce(_ table: SyncTable) -> String {
-        let assignments = table.columns.filter { $0.name != "achievement_id" }.map { "\($0.name) = \(cast($0))" }
+    static func insertOnce(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
+        let assignments = table.columns.filter { $0.name != "achievement_id" }.map { "\($0.name) = \(cast($0))" as PGFragment }
         return """
-            WITH input AS (\(input(table))),
+            WITH input AS (\(input(table, rows))),
             updated AS (
                 UPDATE \(table.table) h SET \(assignments.joined(separator: ", ")),
                     updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = now()
                 FROM input i
-                WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.achievement_id = i.achievement_id
+                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.achievement_id = i.achievement_id
                   AND i.unlocked_at::timestamptz < h.unlocked_at
                 RETURNING h.achievement_id
             ),
             inserted AS (
-                INSERT INTO \(table.table) (tenant_id, user_id, id, \(table.columns.map(\.name).joined(separator: ", ")), updated_at, updated_by, server_version, synced_at)
-                SELECT $1, $2, i.id, \(table.columns.map { cast($0) }.joined(separator: ", ")), i.updated_at, i.updated_by, i.version, now()
+                INSERT INTO \(table.table) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
+                SELECT \(tenant), \(user), i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, now()
                 FROM input i
-                WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.achievement_id = i.achievement_id)
+                WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.achievement_id = i.achievement_id)
                 RETURNING achievement_id
             )
             SELECT achievement_id AS id FROM updated UNION ALL SELECT achievement_id FROM inserted
@@ -126,48 +144,35 @@ enum SyncTableSQL {
     /// PostgreSQL on the stored columns, so a row stored under older rules still compares.
     /// The rows' `version` slot carries the change's index in the batch, which is returned.
     /// `key` is the column the rows are matched on (`id`, or `achievement_id`).
-    static func sameContent(_ table: SyncTable, keyedByUser: Bool = false, key: String = "id") -> String {
-        let match = keyedByUser ? "" : " AND h.\(key) = i.\(key)"
-        let stored = table.columns.map { "h.\($0.name)" }
-        let incoming = table.columns.map { column -> String in
+    static func sameContent(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], keyedByUser: Bool = false,
+                            key: PGFragment = "id") -> PGQuery {
+        let match: PGFragment = keyedByUser ? "" : " AND h.\(key) = i.\(key)"
+        let stored = table.columns.map { "h.\($0.name)" as PGFragment }.joined(separator: ", ")
+        let incoming = table.columns.map { column -> PGFragment in
             // A habit sent without createdAt keeps the stored one.
             if column.name == "created_at" && table.collection == .habits { return "coalesce(i.created_at::timestamptz, h.created_at)" }
             return cast(column)
-        }
+        }.joined(separator: ", ")
         return """
-            WITH input AS (\(input(table)))
+            WITH input AS (\(input(table, rows)))
             SELECT i.version AS change_index
-            FROM input i JOIN \(table.table) h ON h.tenant_id = $1 AND h.user_id = $2\(match)
+            FROM input i JOIN \(table.table) h ON h.tenant_id = \(tenant) AND h.user_id = \(user)\(match)
             WHERE (h.deleted_at IS NOT NULL) = i.is_delete
-              AND (i.is_delete OR (\(stored.joined(separator: ", "))) IS NOT DISTINCT FROM (\(incoming.joined(separator: ", "))))
+              AND (i.is_delete OR (\(stored)) IS NOT DISTINCT FROM (\(incoming)))
             """
     }
 
-    /// The stored state of the given rows, as wire changes and records, for the results.
-    static func current(_ collection: SyncCollection, by key: String = "id", keyType: String = "uuid") -> String {
+    /// The stored state of the rows whose `key` column is among `keys` (of SQL type `keyType`),
+    /// as wire changes and records, for the results.
+    static func current(_ collection: SyncCollection, tenant: UUID, user: String, keys: some PGEncodable,
+                        by key: PGFragment = "id", keyType: PGFragment = "uuid") -> PGQuery {
         """
         SELECT h.id, h.\(key)::text AS key, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
                \(WireChangeSQL.change(collection, alias: "h"))::text AS change,
-               \(collection == .focusSessions ? "h.state" : "NULL::text") AS focus_state
-        FROM \(collection.table) h
-        WHERE h.tenant_id = $1 AND h.user_id = $2 AND h.\(key) = ANY($3::\(keyType)[])
+               \(collection == .focusSessions ? "h.state" : "NULL::text" as PGFragment) AS focus_state
+        FROM \(PGFragment.identifier(collection.table)) h
+        WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.\(key) = ANY(\(keys)::\(keyType)[])
         """
-    }
-
-    /// Binds for `input`: tenant, user, then the rows' columns. Id arrays are bound as uuid[]
-    /// itself: a text[] cast in SQL is not leakproof, so row-level security would keep it out
-    /// of the index condition and filter the user's every row instead.
-    static func binds(tenant: UUID, user: String, rows: [SyncRow], table: SyncTable) -> [PGBind] {
-        var binds: [PGBind] = [tenant.pgBind(), user.pgBind()]
-        binds.append(rows.map(\.id).pgBind())
-        binds.append(rows.map { $0.version }.pgBind())
-        binds.append(rows.map { $0.updatedAt }.pgBind())
-        binds.append(rows.map { $0.updatedBy }.pgBind())
-        binds.append(rows.map { $0.isDelete }.pgBind())
-        for column in table.columns.indices {
-            binds.append(rows.map { $0.values.isEmpty ? nil : $0.values[column] }.pgBind())
-        }
-        return binds
     }
 }
 

@@ -1,10 +1,11 @@
 import HabitSyncDomain
+import LibPQClient
 
 /// SQL that renders rows in the wire format of a pulled change, as JSON text built by the
 /// record functions of migration 0007 (one concat() per row: a fraction of the cost of
 /// building jsonb per row). Shared by pull and by the `current` of superseded results.
 enum WireChangeSQL {
-    static func recordFunction(_ collection: SyncCollection) -> String {
+    static func recordFunction(_ collection: SyncCollection) -> PGFragment {
         switch collection {
         case .habits: "habitsync_habit_record_json"
         case .reminders: "habitsync_reminder_record_json"
@@ -23,7 +24,7 @@ enum WireChangeSQL {
 
     /// The record of the row aliased `alias`, as JSON text. Daily progress gets its timestamps
     /// rendered here: a subquery inside the SQL function would stop PostgreSQL inlining it.
-    static func record(_ collection: SyncCollection, alias a: String) -> String {
+    static func record(_ collection: SyncCollection, alias a: PGFragment) -> PGFragment {
         guard collection == .dailyProgress else { return "\(recordFunction(collection))(\(a))" }
         return """
             \(recordFunction(collection))(\(a), \
@@ -33,9 +34,10 @@ enum WireChangeSQL {
 
     /// `{"collection", "op", "id", "serverVersion", "updatedAt", "updatedBy", "record"?}` for
     /// the row aliased `alias`, as text; tombstones carry no record (concat skips the NULL).
-    static func change(_ collection: SyncCollection, alias a: String) -> String {
+    static func change(_ collection: SyncCollection, alias a: PGFragment) -> PGFragment {
         """
-        concat('{"collection":"\(collection.rawValue)","op":"', CASE WHEN \(a).deleted_at IS NULL THEN 'upsert' ELSE 'delete' END, \
+        concat(\(PGFragment.literal("{\"collection\":\"\(collection.rawValue)\",\"op\":\"")), \
+        CASE WHEN \(a).deleted_at IS NULL THEN 'upsert' ELSE 'delete' END, \
         '","id":', habitsync_json_uuid(\(a).id), ',"serverVersion":', \(a).server_version, \
         ',"updatedAt":', habitsync_json_time(\(a).updated_at), ',"updatedBy":', habitsync_json_text(\(a).updated_by), \
         CASE WHEN \(a).deleted_at IS NULL THEN ',"record":' || \(record(collection, alias: a)) END, '}')
