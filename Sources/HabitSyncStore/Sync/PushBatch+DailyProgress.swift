@@ -4,15 +4,16 @@ import LibPQClient
 
 /// Daily progress is one record per (habitId, date), whatever id each device gave it.
 extension PushBatch {
-    /// By id, and by natural key: two index lookups (as one `OR`, PostgreSQL scanned the
-    /// user's whole history).
+    /// By id, and by natural key: one index probe per key (as one `OR`, or as joins, PostgreSQL
+    /// scanned the user's whole history; see `SyncTableSQL`).
     static func progressByNaturalKey(tenant: UUID, user: String, ids: [UUID], habits: [UUID], dates: [String]) -> PGQuery {
         """
-        SELECT id, habit_id, date::text AS date FROM daily_progress
-        WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = ANY(\(ids)::uuid[])
+        SELECT p.id, p.habit_id, p.date::text AS date FROM unnest(\(ids)::uuid[]) AS k(id)
+        CROSS JOIN LATERAL (SELECT id, habit_id, date FROM daily_progress WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = k.id OFFSET 0) p
         UNION
         SELECT p.id, p.habit_id, p.date::text FROM unnest(\(habits)::uuid[], \(dates)::date[]) AS k(habit_id, date)
-        JOIN daily_progress p ON p.tenant_id = \(tenant) AND p.user_id = \(user) AND p.habit_id = k.habit_id AND p.date = k.date
+        CROSS JOIN LATERAL (SELECT id, habit_id, date FROM daily_progress
+                            WHERE tenant_id = \(tenant) AND user_id = \(user) AND habit_id = k.habit_id AND date = k.date OFFSET 0) p
         """
     }
 

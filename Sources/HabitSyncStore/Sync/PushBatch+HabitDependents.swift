@@ -6,7 +6,10 @@ import LibPQClient
 /// rejected, and a habit's delete tombstones its dependents.
 extension PushBatch {
     static func liveHabits(tenant: UUID, user: String, ids: [UUID]) -> PGQuery {
-        "SELECT id FROM habits WHERE tenant_id = \(tenant) AND user_id = \(user) AND deleted_at IS NULL AND id = ANY(\(ids)::uuid[])"
+        """
+        SELECT h.id FROM unnest(\(ids)::uuid[]) AS k(id)
+        CROSS JOIN LATERAL (SELECT id FROM habits WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = k.id AND deleted_at IS NULL OFFSET 0) h
+        """
     }
 
     /// Tombstones the live rows of `table` that belong to the deleted habits, numbering their

@@ -6,6 +6,12 @@ import LibPQClient
 /// all of its rows, with the conflict rule decided by PostgreSQL under the row locks the
 /// statement takes (and the user row lock the push holds). Generated from the collection's
 /// `SyncTable`, so each collection's SQL has the same shape; every value is a bind.
+///
+/// Every lookup of stored rows by the batch's keys is one index probe per key, whatever the
+/// user's history: a correlated subquery with `OFFSET 0` (which PostgreSQL neither flattens
+/// into a join nor turns into an anti-join). As a join, the planner may hash the user's every
+/// row instead, and it tends to: the row-level-security predicate repeats the user filter,
+/// so it believes each user holds about one row.
 enum SyncTableSQL {
     /// The rows as the relation `i(id, version, updated_at, updated_by, is_delete, <data columns>)`,
     /// one array bind per column. Id arrays are bound as uuid[] itself: a text[] cast in SQL is
@@ -72,7 +78,7 @@ enum SyncTableSQL {
                 INSERT INTO \(t) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at, deleted_at)
                 SELECT \(tenant), \(user), i.id, \(insertValues), i.updated_at, i.updated_by, i.version, now(), CASE WHEN i.is_delete THEN now() END
                 FROM input i
-                WHERE NOT EXISTS (SELECT 1 FROM \(t) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match))
+                WHERE NOT EXISTS (SELECT 1 FROM \(t) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match) OFFSET 0)
                 RETURNING id
             )
             SELECT id FROM updated UNION ALL SELECT id FROM inserted
@@ -87,7 +93,7 @@ enum SyncTableSQL {
         INSERT INTO \(table.table) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
         SELECT \(tenant), \(user), i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, now()
         FROM input i
-        WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id)
+        WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id OFFSET 0)
         RETURNING id
         """
     }
@@ -111,7 +117,10 @@ enum SyncTableSQL {
     }
 
     static func registeredUsageEvents(tenant: UUID, user: String, ids: [UUID]) -> PGQuery {
-        "SELECT id FROM usage_event_ids WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = ANY(\(ids)::uuid[])"
+        """
+        SELECT r.id FROM unnest(\(ids)::uuid[]) AS k(id)
+        CROSS JOIN LATERAL (SELECT id FROM usage_event_ids WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = k.id OFFSET 0) r
+        """
     }
 
     /// Insert-once by `achievement_id`: a new one is inserted, an earlier unlock replaces a later
@@ -132,7 +141,7 @@ enum SyncTableSQL {
                 INSERT INTO \(table.table) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
                 SELECT \(tenant), \(user), i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, now()
                 FROM input i
-                WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.achievement_id = i.achievement_id)
+                WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.achievement_id = i.achievement_id OFFSET 0)
                 RETURNING achievement_id
             )
             SELECT achievement_id AS id FROM updated UNION ALL SELECT achievement_id FROM inserted
@@ -156,7 +165,7 @@ enum SyncTableSQL {
         return """
             WITH input AS (\(input(table, rows)))
             SELECT i.version AS change_index
-            FROM input i JOIN \(table.table) h ON h.tenant_id = \(tenant) AND h.user_id = \(user)\(match)
+            FROM input i CROSS JOIN LATERAL (SELECT * FROM \(table.table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match) OFFSET 0) h
             WHERE (h.deleted_at IS NOT NULL) = i.is_delete
               AND (i.is_delete OR (\(stored)) IS NOT DISTINCT FROM (\(incoming)))
             """
@@ -166,13 +175,17 @@ enum SyncTableSQL {
     /// as wire changes and records, for the results.
     static func current(_ collection: SyncCollection, tenant: UUID, user: String, keys: some PGEncodable,
                         by key: PGFragment = "id", keyType: PGFragment = "uuid") -> PGQuery {
-        """
-        SELECT h.id, h.\(key)::text AS key, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
-               \(WireChangeSQL.change(collection, alias: "h"))::text AS change,
-               \(collection == .focusSessions ? "h.state" : "NULL::text" as PGFragment) AS focus_state
-        FROM \(PGFragment.identifier(collection.table)) h
-        WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.\(key) = ANY(\(keys)::\(keyType)[])
-        """
+        // The lateral subquery returns whole rows (`s.h`, of the table's row type), which the
+        // wire JSON's record functions take.
+        let h: PGFragment = "(s.h)"
+        return """
+            SELECT \(h).id, \(h).\(key)::text AS key, \(h).updated_at, \(h).updated_by, \(h).deleted_at IS NOT NULL AS deleted,
+                   \(h).server_version, \(WireChangeSQL.change(collection, alias: h))::text AS change,
+                   \(collection == .focusSessions ? "(s.h).state" : "NULL::text" as PGFragment) AS focus_state
+            FROM unnest(\(keys)::\(keyType)[]) AS k(key)
+            CROSS JOIN LATERAL (SELECT h FROM \(PGFragment.identifier(collection.table)) h
+                                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.\(key) = k.key OFFSET 0) s
+            """
     }
 }
 
