@@ -120,10 +120,12 @@ import TestSupport
                         edits.append(Wire.change("habits", id, at: history.tick(), record: record))
                     case 77..<82:  // a time-zone change moves today by up to a day
                         edits.append(Wire.change("userSettings", UUID(), at: history.tick(), record: ["timezone": Self.zones.randomElement(using: &generator)!]))
-                    case 82..<95:  // a conscious exit in the last days, often next to another
+                    case 82..<95:  // a usage event in the last days: mostly conscious exits, often next to another; the rest must not count
                         let at = Date().addingTimeInterval(-Double(Int.random(in: 60...1_000_000, using: &generator)))
+                        let type = ["exit_to_focus", "exit_to_focus", "exit_to_focus", "deepen_pause", "proceed_to_app"].randomElement(using: &generator)!
                         edits.append(Wire.change("usageEvents", UUID(), at: history.tick(),
-                                                 record: ["eventType": "exit_to_focus", "timestamp": WireTime.format(at), "pauseDuration": 5, "timerDuration": 30]))
+                                                 record: ["eventType": type, "timestamp": WireTime.format(at), "pauseDuration": 5, "timerDuration": 30,
+                                                          "targetAppName": "Mail"]))
                     default:  // a device's own XP entry
                         edits.append(Wire.change("xpTransactions", UUID(), at: history.tick(),
                                                  record: ["amount": Int.random(in: -400...900, using: &generator) | 1, "reason": "bonus", "timestamp": Wire.at(0)]))
