@@ -140,24 +140,31 @@ extension Array: PGEncodable where Element: PGArrayElement {
 
 /// PostgreSQL's one-dimensional array literal: `{"a","b \"c\"",NULL}`.
 enum PGArrayLiteral {
+    /// Built as UTF-8 bytes: `"` and `\` are ASCII, and no byte of a
+    /// multi-byte UTF-8 sequence is, so escaping byte by byte is exact (and a fraction of the
+    /// cost of appending scalar by scalar, which was a sixth of the server's push CPU).
     static func encode(_ elements: [String?]) -> String {
-        var out = "{"
-        out.reserveCapacity(elements.count * 8 + 2)
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\"), comma = UInt8(ascii: ",")
+        var out: [UInt8] = []
+        out.reserveCapacity(elements.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
+        out.append(UInt8(ascii: "{"))
         for (index, element) in elements.enumerated() {
-            if index > 0 { out += "," }
-            guard let element else {
-                out += "NULL"
+            if index > 0 { out.append(comma) }
+            guard var element else {
+                out.append(contentsOf: "NULL".utf8)
                 continue
             }
-            out += "\""
-            for char in element.unicodeScalars {
-                if char == "\"" || char == "\\" { out += "\\" }
-                out.unicodeScalars.append(char)
+            out.append(quote)
+            element.withUTF8 { bytes in
+                for byte in bytes {
+                    if byte == quote || byte == backslash { out.append(backslash) }
+                    out.append(byte)
+                }
             }
-            out += "\""
+            out.append(quote)
         }
-        out += "}"
-        return out
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Parses a one-dimensional array's text output. Returns nil when the text is not one.

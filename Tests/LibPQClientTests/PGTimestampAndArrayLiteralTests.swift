@@ -32,9 +32,12 @@ import Testing
     }
 
     @Test func arrayLiteralsRoundTrip() {
-        let values: [String?] = ["a", nil, "NULL", "", "x,y", "q\"q", "b\\s", "{}", " sp "]
+        let values: [String?] = ["a", nil, "NULL", "", "x,y", "q\"q", "b\\s", "{}", " sp ", "ünï\"日本\\🧘‍♀️", "e\u{301}"]
         let literal = PGArrayLiteral.encode(values)
         #expect(PGArrayLiteral.decode(literal)! == values)
+        // Exactly PostgreSQL's quoting: `"` and `\` escaped, every other byte (multi-byte UTF-8 too) as is.
+        #expect(PGArrayLiteral.encode(["é\"", nil, "日\\"]) == "{\"é\\\"\",NULL,\"日\\\\\"}")
+        #expect(PGArrayLiteral.encode([]) == "{}")
         #expect(PGArrayLiteral.decode("{1,2,NULL}")! == ["1", "2", nil])
         #expect(PGArrayLiteral.decode("[0:1]={a,b}")! == ["a", "b"])
         #expect(PGArrayLiteral.decode("{}")! == [])
