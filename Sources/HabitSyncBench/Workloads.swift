@@ -141,39 +141,53 @@ enum Workloads {
         let latencyMilliseconds: Percentiles
     }
 
-    /// `devices` devices, each its own user, each pushing `batches` batches of 100 changes.
+    /// `devices` devices, each its own user, each pushing `batches` batches of 100 changes over
+    /// a keep-alive connection of its own (`PlainHTTPConnection`, on a thread of its own).
     static func push(_ environment: BenchEnvironment, devices: Int, batches: Int) async throws -> PushResult {
-        var clients: [(DeviceClient, [UUID])] = []
+        var pushers: [(token: String, device: String, habits: [UUID])] = []
         for device in 0..<devices {
             let user = "push-\(devices)-\(device)-\(UUID().uuidString.prefix(6))"
             let client = try await environment.client(user: user, device: "bench-\(device)")
             let habits = (0..<20).map { _ in UUID() }
             let status = try await client.push(habitBatch(habits)).status
             guard status == 200 else { throw BenchError("setup push answered \(status)") }
-            clients.append((client, habits))
+            pushers.append((try await environment.database.token(user: user), "bench-\(device)", habits))
         }
         // Every body is encoded before the clock starts: the devices' JSON encoding is their
         // CPU's work, and here it would compete with the server for the same cores.
-        let bodies = clients.map { _, habits in (0..<batches).map { mixedBatch(habits: habits, round: $0) } }
+        let bodies = pushers.map { pusher in (0..<batches).map { mixedBatch(habits: pusher.habits, round: $0) } }
+        let port = environment.server.port
         let clock = ContinuousClock()
         let started = clock.now
         let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
-            for ((client, _), bodies) in zip(clients, bodies) {
+            for (pusher, bodies) in zip(pushers, bodies) {
+                let headers = ["Authorization": "Bearer \(pusher.token)", "X-Device-Id": pusher.device, "Content-Type": "application/json"]
                 group.addTask {
-                    var samples: [Double] = []
-                    for body in bodies {
-                        let sent = clock.now
-                        let status = try await client.push(body).status
-                        guard status == 200 else { throw BenchError("push answered \(status)") }
-                        samples.append((clock.now - sent) / .milliseconds(1))
+                    try await onOwnThread {
+                        let connection = try PlainHTTPConnection(port: port)
+                        var samples: [Double] = []
+                        for body in bodies {
+                            let sent = clock.now
+                            let status = try connection.post("/v1/sync/push", headers: headers, body: body).status
+                            guard status == 200 else { throw BenchError("push answered \(status)") }
+                            samples.append((clock.now - sent) / .milliseconds(1))
+                        }
+                        return samples
                     }
-                    return samples
                 }
             }
             return try await group.reduce(into: [Double]()) { $0 += $1 }
         }
         let wall = (clock.now - started) / .seconds(1)
         return PushResult(devices: devices, recordsPerSecond: Double(devices * batches * 100) / wall, latencyMilliseconds: Percentiles(latencies))
+    }
+
+    /// Runs blocking work on a thread of its own: blocking sockets must not hold the few
+    /// threads of the concurrency pool while other devices wait for them.
+    static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
     }
 
     /// Records per second of a full initial sync through the API (pages of 5000).
