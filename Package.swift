@@ -34,6 +34,9 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         // Tests only: reads the OpenAPI document to check responses against it.
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // The domain rules (pure Swift, no I/O), a package of their own so the device SDK
+        // shares them without the server's dependencies.
+        .package(path: "Domain"),
     ],
     targets: [
         // libpq's C API, and nothing else.
@@ -72,11 +75,6 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The domain rules: collections, validation, LWW keys. Pure Swift, no I/O.
-        .target(
-            name: "HabitSyncDomain",
-            swiftSettings: strictSettings
-        ),
         // Access tokens: tenant keys, verification and minting. No I/O.
         .target(
             name: "HabitSyncAuth",
@@ -92,7 +90,7 @@ let package = Package(
             dependencies: [
                 "LibPQClient",
                 "HabitSyncAuth",
-                "HabitSyncDomain",
+                .product(name: "HabitSyncDomain", package: "Domain"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
@@ -104,7 +102,7 @@ let package = Package(
                 "LibPQClient",
                 "Migrations",
                 "HabitSyncAuth",
-                "HabitSyncDomain",
+                .product(name: "HabitSyncDomain", package: "Domain"),
                 "HabitSyncStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -149,7 +147,7 @@ let package = Package(
         // `habitsync-faults` and, in a short form, by the test suite.
         .target(
             name: "FaultSuite",
-            dependencies: ["ServerHarness", "LibPQClient", "HabitSyncDomain"],
+            dependencies: ["ServerHarness", "LibPQClient", .product(name: "HabitSyncDomain", package: "Domain")],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -169,7 +167,7 @@ let package = Package(
         // `habitsync-fuzz` and, in a short form, by the test suite.
         .target(
             name: "FuzzSuite",
-            dependencies: ["ServerHarness", "LibPQClient", "HabitSyncStore", "HabitSyncDomain", "SeededRandom"],
+            dependencies: ["ServerHarness", "LibPQClient", "HabitSyncStore", .product(name: "HabitSyncDomain", package: "Domain"), "SeededRandom"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -185,7 +183,7 @@ let package = Package(
         .executableTarget(
             name: "habitsync-bench",
             dependencies: [
-                "ServerHarness", "LibPQClient", "HabitSyncStore", "HabitSyncDomain",
+                "ServerHarness", "LibPQClient", "HabitSyncStore", .product(name: "HabitSyncDomain", package: "Domain"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/HabitSyncBench",
@@ -223,12 +221,12 @@ let package = Package(
         ),
         .testTarget(
             name: "SchemaTests",
-            dependencies: ["LibPQClient", "TestSupport", "HabitSyncDomain", "HabitSyncStore", "SeededRandom"],
+            dependencies: ["LibPQClient", "TestSupport", .product(name: "HabitSyncDomain", package: "Domain"), "HabitSyncStore", "SeededRandom"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "DomainTests",
-            dependencies: ["HabitSyncDomain", "SeededRandom"],
+            dependencies: [.product(name: "HabitSyncDomain", package: "Domain"), "SeededRandom"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -244,7 +242,7 @@ let package = Package(
         .testTarget(
             name: "SyncTests",
             dependencies: [
-                "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "ServerHarness", "TestSupport", "SeededRandom",
+                "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", .product(name: "HabitSyncDomain", package: "Domain"), "LibPQClient", "ServerHarness", "TestSupport", "SeededRandom",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
