@@ -1,0 +1,94 @@
+import Foundation
+import GRDB
+import HabitSyncDomain
+
+/// The device's copy of its user's records, in one SQLite file: every collection the protocol
+/// syncs, each record with its sync status fields, and an outbox holding one entry per record
+/// with an edit the server has not confirmed (edits of one record coalesce: the next batch
+/// sends the record as it is then).
+///
+/// Writes are validated with the server's own rules (`HabitSyncDomain`) before they are
+/// stored, and stamped with the clock rule (`SyncClock`).
+public final class LocalStore: Sendable {
+    let database: DatabaseQueue
+    public let deviceID: String
+    let now: @Sendable () -> Date
+
+    /// - Parameter path: the SQLite file; nil keeps the store in memory (tests, previews).
+    public init(path: String?, deviceID: String, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        database = try path.map { try DatabaseQueue(path: $0) } ?? DatabaseQueue()
+        self.deviceID = deviceID
+        self.now = now
+        try LocalSchema.migrator.migrate(database)
+    }
+
+    // MARK: - Local edits
+
+    /// Validates `fields` as a record of `collection` and saves it as a pending edit.
+    /// Throws `ChangeRejection` (the server's codes and fields) or `LocalStoreError`.
+    @discardableResult
+    public func save(_ collection: SyncCollection, id: UUID = UUID(), fields: [String: JSONValue]) throws -> LocalRecord {
+        if collection.kind == .derived { throw LocalStoreError.derivedCollection }
+        _ = try ValidatedRecord.validate(collection, fields, context: .standalone(now: now()))
+        let json = JSONValue.object(fields).jsonText
+        return try database.write { db in
+            if collection.kind != .lastWriterWins, let existing = try Self.fetch(db, collection, id) {
+                // Append-only and insert-once records are written once; saving the same again is harmless.
+                guard existing.recordJSON == json else { throw LocalStoreError.immutableRecord }
+                return existing
+            }
+            try self.writeLocalEdit(db, collection, id, json: json)
+            return try Self.fetch(db, collection, id) ?? { throw LocalStoreError.corruptRow }()
+        }
+    }
+
+    /// Deletes a record of a last-writer-wins collection: a pending tombstone.
+    public func delete(_ collection: SyncCollection, id: UUID) throws {
+        guard collection.kind == .lastWriterWins else {
+            throw collection.kind == .derived ? LocalStoreError.derivedCollection : LocalStoreError.immutableRecord
+        }
+        try database.write { db in try self.writeLocalEdit(db, collection, id, json: nil) }
+    }
+
+    private func writeLocalEdit(_ db: Database, _ collection: SyncCollection, _ id: UUID, json: String?) throws {
+        let updatedAt = SyncClock.nextUpdatedAt(now: now(), newestSeen: try LocalSchema.newestSeen(db))
+        try db.execute(sql: LocalSchema.upsertLocalEdit, arguments: [
+            collection.rawValue, Self.key(id), json, WireTime.milliseconds(updatedAt), deviceID,
+        ])
+        try LocalSchema.noteSeen(db, updatedAt)
+        try db.execute(sql: LocalSchema.enqueue, arguments: [collection.rawValue, Self.key(id), try LocalSchema.nextSequence(db)])
+    }
+
+    // MARK: - Reading
+
+    public func record(_ collection: SyncCollection, id: UUID) throws -> LocalRecord? {
+        try database.read { try Self.fetch($0, collection, id) }
+    }
+
+    /// The live records of `collection` (tombstones left out unless asked for), by id.
+    public func records(_ collection: SyncCollection, includingDeleted: Bool = false) throws -> [LocalRecord] {
+        try database.read { try Self.fetchAll($0, collection, includingDeleted: includingDeleted) }
+    }
+
+    /// The records of `collection` now and after every change, for a view to follow.
+    public func observe(_ collection: SyncCollection, includingDeleted: Bool = false) -> AsyncValueObservation<[LocalRecord]> {
+        ValueObservation.tracking { try Self.fetchAll($0, collection, includingDeleted: includingDeleted) }.values(in: database)
+    }
+
+    /// How many records have an edit waiting for the server.
+    public func pendingCount() throws -> Int {
+        try database.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM outbox") ?? 0 }
+    }
+
+    static func key(_ id: UUID) -> String { id.uuidString.lowercased() }
+
+    static func fetch(_ db: Database, _ collection: SyncCollection, _ id: UUID) throws -> LocalRecord? {
+        try Row.fetchOne(db, sql: "SELECT * FROM records WHERE collection = ? AND id = ?", arguments: [collection.rawValue, key(id)])
+            .map(LocalRecord.init(row:))
+    }
+
+    static func fetchAll(_ db: Database, _ collection: SyncCollection, includingDeleted: Bool) throws -> [LocalRecord] {
+        try Row.fetchAll(db, sql: "SELECT * FROM records WHERE collection = ? AND (? OR record IS NOT NULL) ORDER BY id",
+                         arguments: [collection.rawValue, includingDeleted]).map(LocalRecord.init(row:))
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import HabitSyncDomain
+
+/// What the server's answer to a batch did to the local records, for the app to show.
+public struct SettleReport: Sendable, Equatable {
+    /// Another write won: the device now holds the winner (unless it was edited again since).
+    public struct Conflict: Sendable, Equatable {
+        public let collection: SyncCollection
+        public let id: UUID
+        public let winnerUpdatedAt: Date
+        public let winnerUpdatedBy: String
+    }
+
+    /// An edit the server rejected: the record is now `failed` with this reason.
+    public struct Rejection: Sendable, Equatable {
+        public let collection: SyncCollection
+        public let id: UUID
+        public let failure: SyncFailure
+    }
+
+    /// A record the server keeps under another id (daily progress of a day another device
+    /// already recorded): re-keyed locally.
+    public struct Rekey: Sendable, Equatable {
+        public let collection: SyncCollection
+        public let from: UUID
+        public let to: UUID
+    }
+
+    public var applied = 0
+    public var unchanged = 0
+    public var conflicts: [Conflict] = []
+    public var rejected: [Rejection] = []
+    public var rekeyed: [Rekey] = []
+}
