@@ -37,6 +37,8 @@ let package = Package(
         // The domain rules (pure Swift, no I/O), a package of their own so the device SDK
         // shares them without the server's dependencies.
         .package(path: "Domain"),
+        // Tests only: the device SDK, run against the real server.
+        .package(path: "Client"),
     ],
     targets: [
         // libpq's C API, and nothing else.
@@ -243,6 +245,7 @@ let package = Package(
             name: "SyncTests",
             dependencies: [
                 "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", .product(name: "HabitSyncDomain", package: "Domain"), "LibPQClient", "ServerHarness", "TestSupport", "SeededRandom",
+                .product(name: "HabitSyncClient", package: "Client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

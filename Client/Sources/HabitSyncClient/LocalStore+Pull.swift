@@ -1,0 +1,40 @@
+import Foundation
+import GRDB
+import HabitSyncDomain
+
+/// The pull's side: the cursor, and pulled changes stored as the synced state.
+extension LocalStore {
+    /// The cursor of the last page stored; nil before the first pull and after a `410`.
+    public func pullCursor() throws -> String? {
+        try database.read { try LocalSchema.state($0, "pull_cursor") }
+    }
+
+    /// Forgets the cursor (the server answered `410 cursor_expired`): the next pull starts
+    /// over. Pending edits stay pending.
+    public func resetPullCursor() throws {
+        try database.write { try $0.execute(sql: "DELETE FROM sync_state WHERE key = 'pull_cursor'") }
+    }
+
+    /// Stores a pulled page and its cursor in one transaction. A record with a pending local
+    /// edit keeps it: the edit's push settles it (applied, or superseded with the winner),
+    /// so a pulled change never silently replaces an edit the server has not seen.
+    /// Returns how many changes were stored.
+    @discardableResult
+    public func storePulledPage(changes: [[String: JSONValue]], cursor: String) throws -> Int {
+        let syncedAt = WireTime.milliseconds(now())
+        return try database.write { db in
+            var stored = 0
+            for fields in changes {
+                guard let change = ServerChange(fields) else { throw SyncProtocolError.malformedResponse }
+                try LocalSchema.noteSeen(db, change.updatedAt)
+                let pending = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE collection = ? AND id = ?)",
+                                                arguments: [change.collection.rawValue, Self.key(change.id)]) ?? false
+                if pending { continue }
+                try Self.adopt(db, change, syncedAt: syncedAt)
+                stored += 1
+            }
+            try LocalSchema.setState(db, "pull_cursor", cursor)
+            return stored
+        }
+    }
+}

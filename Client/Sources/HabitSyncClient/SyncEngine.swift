@@ -1,0 +1,93 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HabitSyncDomain
+
+/// The device's half of the protocol over HTTP: pushes the outbox batch by batch, then pulls
+/// pages to the end. Network failures leave the batch persisted, so the next `sync()` sends the
+/// same bytes again; `410 cursor_expired` starts the pull over without touching pending edits.
+public struct SyncEngine: Sendable {
+    public let store: LocalStore
+    public let baseURL: URL
+    /// The access token for each request (refreshed by the app as it needs).
+    public let token: @Sendable () async throws -> String
+    public let session: URLSession
+    public var pageSize = 500
+    public var maximumChanges = 500
+
+    public init(store: LocalStore, baseURL: URL, session: URLSession = .shared, token: @escaping @Sendable () async throws -> String) {
+        self.store = store
+        self.baseURL = baseURL
+        self.session = session
+        self.token = token
+    }
+
+    /// What one `sync()` did.
+    public struct Report: Sendable {
+        public var pushed = SettleReport()
+        public var batches = 0
+        public var pulled = 0
+    }
+
+    public func sync() async throws -> Report {
+        var report = Report()
+        while let batch = try store.nextBatch(maximumChanges: maximumChanges) {
+            let (status, body, headers) = try await send("POST", path: "v1/sync/push", body: batch.body)
+            guard status == 200 else { throw Self.error(status: status, body: body, headers: headers) }
+            let settled = try store.settle(batch, responseBody: body)
+            report.batches += 1
+            report.pushed.applied += settled.applied
+            report.pushed.unchanged += settled.unchanged
+            report.pushed.conflicts += settled.conflicts
+            report.pushed.rejected += settled.rejected
+            report.pushed.rekeyed += settled.rekeyed
+        }
+        var hasMore = true
+        while hasMore {
+            var path = "v1/sync/pull?limit=\(pageSize)"
+            if let cursor = try store.pullCursor() { path += "&cursor=\(cursor)" }
+            let (status, body, headers) = try await send("GET", path: path, body: nil)
+            if status == 410 {
+                try store.resetPullCursor()
+                continue
+            }
+            guard status == 200 else { throw Self.error(status: status, body: body, headers: headers) }
+            guard case .object(let page) = try JSONParser.parse(body), case .array(let items)? = page["changes"],
+                  case .string(let cursor)? = page["cursor"], case .bool(let more)? = page["hasMore"]
+            else { throw SyncProtocolError.malformedResponse }
+            let changes = items.compactMap { item -> [String: JSONValue]? in if case .object(let change) = item { change } else { nil } }
+            report.pulled += try store.storePulledPage(changes: changes, cursor: cursor)
+            hasMore = more
+        }
+        return report
+    }
+
+    private func send(_ method: String, path: String, body: Data?) async throws -> (Int, Data, [AnyHashable: Any]) {
+        guard let url = URL(string: path, relativeTo: baseURL) else { throw SyncProtocolError.malformedResponse }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.httpBody = body
+        request.setValue("Bearer \(try await token())", forHTTPHeaderField: "Authorization")
+        request.setValue(store.deviceID, forHTTPHeaderField: "X-Device-Id")
+        if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw SyncProtocolError.malformedResponse }
+        return (http.statusCode, data, http.allHeaderFields)
+    }
+
+    static func error(status: Int, body: Data, headers: [AnyHashable: Any]) -> SyncError {
+        switch status {
+        case 401: return .unauthorized
+        case 429, 503:
+            let retryAfter = headers.first { ($0.key as? String)?.lowercased() == "retry-after" }.flatMap { $0.value as? String }.flatMap(Double.init)
+            return .retryLater(seconds: retryAfter ?? 1)
+        default:
+            var code: String?
+            if case .object(let fields)? = try? JSONParser.parse(body), case .object(let error)? = fields["error"], case .string(let text)? = error["code"] {
+                code = text
+            }
+            return .refused(status: status, code: code)
+        }
+    }
+}

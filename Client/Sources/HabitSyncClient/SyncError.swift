@@ -1,0 +1,13 @@
+import Foundation
+
+/// Why a sync stopped, for the app (or its scheduler) to act on.
+public enum SyncError: Error, Sendable, Equatable {
+    /// The server is busy (`503`) or this user sends too much (`429`): try again after this
+    /// many seconds (with jitter, and longer each time it happens again).
+    case retryLater(seconds: Double)
+    /// The token was refused (`401`): sign in again.
+    case unauthorized
+    /// Any other answer the device cannot fix by retrying (`400`, `409`, `413` …), with the
+    /// server's error code.
+    case refused(status: Int, code: String?)
+}

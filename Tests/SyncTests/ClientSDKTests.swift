@@ -1,0 +1,116 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HabitSyncClient
+import HabitSyncDomain
+import LibPQClient
+import ServerHarness
+import TestSupport
+import Testing
+
+/// The device SDK against the real server and PostgreSQL: two devices of one user, each with
+/// its own store, converge; conflicts and rejections reach the device as the protocol says.
+@Suite struct ClientSDKTests {
+    /// A device clock the test sets; starts at the real time (the server clamps the future).
+    final class DeviceClock: @unchecked Sendable {
+        // Safe: only the test's own task moves it, between the calls that read it.
+        var now = Date()
+    }
+
+    static let habit: [String: JSONValue] = [
+        "name": .string("Read"), "habitType": .string("formation"), "goalCount": .number(1), "goalUnit": .string("pages"),
+        "schedule": .object(["type": .string("daily")]), "startDate": .string("2026-11-01"),
+    ]
+
+    static func device(_ world: SyncWorld, _ server: RunningServer, _ name: String, clock: DeviceClock) async throws -> SyncEngine {
+        let store = try LocalStore(path: nil, deviceID: name, now: { clock.now })
+        let token = try await world.token(user: "ada")
+        guard let base = URL(string: server.baseURL + "/") else { throw SyncProtocolError.malformedResponse }
+        return SyncEngine(store: store, baseURL: base) { token }
+    }
+
+    static func named(_ name: String) -> [String: JSONValue] {
+        var fields = habit
+        fields["name"] = .string(name)
+        return fields
+    }
+
+    @Test func twoDevicesConvergeAndLearnOfConflictsAndRejections() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let phoneClock = DeviceClock(), watchClock = DeviceClock()
+            let phone = try await Self.device(world, server, "phone", clock: phoneClock)
+            let watch = try await Self.device(world, server, "watch", clock: watchClock)
+
+            let habit = UUID()
+            try phone.store.save(.habits, id: habit, fields: Self.habit)
+            let first = try await phone.sync()
+            #expect(first.pushed.applied == 1 && first.batches == 1)
+            _ = try await watch.sync()
+            #expect(try watch.store.record(.habits, id: habit)?.fields?["name"] == .string("Read"))
+            #expect(try watch.store.record(.habits, id: habit)?.syncStatus == .synced)
+
+            // Both edit offline; the phone's edit is the later one but reaches the server first.
+            watchClock.now = Date()
+            try watch.store.save(.habits, id: habit, fields: Self.named("Watch's"))
+            phoneClock.now = Date().addingTimeInterval(2)
+            try phone.store.save(.habits, id: habit, fields: Self.named("Phone's"))
+            #expect(try await phone.sync().pushed.applied == 1)
+            let watchSync = try await watch.sync()
+            #expect(watchSync.pushed.conflicts.map(\.winnerUpdatedBy) == ["phone"])
+            for device in [phone, watch] {
+                let record = try #require(try device.store.record(.habits, id: habit))
+                #expect(record.fields?["name"] == .string("Phone's"))
+                #expect(record.syncStatus == .synced)
+                #expect(try device.store.pendingCount() == 0)
+            }
+
+            // The watch deletes the habit; the phone, not yet told, records progress on it.
+            watchClock.now = Date().addingTimeInterval(3)
+            try watch.store.delete(.habits, id: habit)
+            _ = try await watch.sync()
+            let progress = UUID()
+            try phone.store.save(.dailyProgress, id: progress, fields: [
+                "habitId": .string(habit.uuidString), "date": .string("2026-11-20"), "progressCount": .number(1), "goalCount": .number(1),
+            ])
+            let phoneSync = try await phone.sync()
+            #expect(phoneSync.pushed.rejected.map(\.failure.code) == ["unknown_reference"])
+            let failed = try #require(try phone.store.record(.dailyProgress, id: progress))
+            #expect(failed.syncStatus == .failed && failed.failure?.field == "habitId")
+            #expect(try phone.store.record(.habits, id: habit)?.isDeleted == true)
+            #expect(try phone.store.pendingCount() == 0)
+        }
+    }
+
+    @Test func aBatchWhoseAnswerWasLostIsSentAgainAndSettlesOnce() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let clock = DeviceClock()
+            let phone = try await Self.device(world, server, "phone", clock: clock)
+            let habit = UUID()
+            try phone.store.save(.habits, id: habit, fields: Self.habit)
+            // The batch reaches the server, its answer never reaches the device.
+            let batch = try #require(try phone.store.nextBatch())
+            var request = URLRequest(url: try #require(URL(string: server.baseURL + "/v1/sync/push")))
+            request.httpMethod = "POST"
+            request.httpBody = batch.body
+            request.setValue("Bearer \(try await world.token(user: "ada"))", forHTTPHeaderField: "Authorization")
+            request.setValue("phone", forHTTPHeaderField: "X-Device-Id")
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            let (_, response) = try await URLSession.shared.data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(try phone.store.record(.habits, id: habit)?.syncStatus == .pending)
+
+            // The next sync sends the same bytes; the server answers as the first time.
+            let report = try await phone.sync()
+            #expect(report.batches == 1 && report.pushed.applied == 1)
+            let record = try #require(try phone.store.record(.habits, id: habit))
+            #expect(record.syncStatus == .synced && record.serverVersion != nil)
+            let stored = try await world.database.withPool(size: 1) { pool in
+                try await pool.withConnection { try await $0.query("SELECT count(*)::int8 AS n FROM habits WHERE user_id = 'ada'").single().decode("n", as: Int64.self) }
+            }
+            #expect(stored == 1)
+        }
+    }
+}
