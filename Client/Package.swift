@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .watchOS(.v10)],
     products: [
         .library(name: "HabitSyncClient", targets: ["HabitSyncClient"]),
+        .executable(name: "habitsync-device", targets: ["habitsync-device"]),
     ],
     dependencies: [
         .package(path: "../Domain"),
@@ -25,6 +26,11 @@ let package = Package(
                 .enableUpcomingFeature("ExistentialAny"),
                 .enableUpcomingFeature("MemberImportVisibility"),
             ]
+        ),
+        // A terminal device on the SDK: two terminals can be two phones.
+        .executableTarget(
+            name: "habitsync-device",
+            dependencies: ["HabitSyncClient", .product(name: "HabitSyncDomain", package: "Domain")]
         ),
         .testTarget(
             name: "HabitSyncClientTests",

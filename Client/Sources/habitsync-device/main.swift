@@ -1,0 +1,104 @@
+import Foundation
+import HabitSyncClient
+import HabitSyncDomain
+
+// habitsync-device: a device in a terminal, on the SDK. Two terminals with two store files are
+// two phones of one user.
+//
+//   habitsync-device [--store FILE] [--device NAME] [--server URL] [--token TOKEN] COMMAND …
+//     add-habit NAME            a daily habit starting today; prints its id
+//     complete HABIT_ID         one more completion of the habit today
+//     list                      habits and today's progress, with their sync status
+//     sync                      push the outbox, pull to the end; prints conflicts and rejections
+//     failed                    records the server rejected, with code and field
+//
+// --server and --token default to $HABITSYNC_SERVER (http://127.0.0.1:8080) and $HABITSYNC_TOKEN.
+
+struct Usage: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The habit's progress record of today, whichever device created it (ids are compared
+/// case-insensitively: the server renders them lower-case).
+func todaysProgress(_ store: LocalStore, habit: UUID, today: LocalDate) throws -> LocalRecord? {
+    try store.records(.dailyProgress).first { record in
+        guard case .string(let id)? = record.fields?["habitId"], UUID(uuidString: id) == habit else { return false }
+        return record.fields?["date"] == .string(today.description)
+    }
+}
+
+func run() async throws {
+    var arguments = Array(CommandLine.arguments.dropFirst())
+    var options: [String: String] = [:]
+    while let first = arguments.first, first.hasPrefix("--") {
+        guard arguments.count >= 2 else { throw Usage(description: "\(first) needs a value") }
+        options[String(first.dropFirst(2))] = arguments[1]
+        arguments.removeFirst(2)
+    }
+    let environment = ProcessInfo.processInfo.environment
+    let device = options["device"] ?? "terminal"
+    let store = try LocalStore(path: options["store"] ?? "\(device).sqlite", deviceID: device)
+    guard let command = arguments.first else { throw Usage(description: "no command (add-habit, complete, list, sync, failed)") }
+    let today = LocalDate(Date(), in: .current)
+
+    switch command {
+    case "add-habit":
+        guard arguments.count == 2 else { throw Usage(description: "add-habit NAME") }
+        let habit = try store.save(.habits, fields: [
+            "name": .string(arguments[1]), "habitType": .string("formation"), "goalCount": .number(1), "goalUnit": .string("times"),
+            "schedule": .object(["type": .string("daily")]), "startDate": .string(today.description),
+        ])
+        print(habit.id.uuidString.lowercased())
+    case "complete":
+        guard arguments.count == 2, let habitID = UUID(uuidString: arguments[1]) else { throw Usage(description: "complete HABIT_ID") }
+        let existingToday = try todaysProgress(store, habit: habitID, today: today)
+        var count = 0.0
+        if case .number(let value)? = existingToday?.fields?["progressCount"] { count = value }
+        let progress = try store.save(.dailyProgress, id: existingToday?.id ?? UUID(), fields: [
+            "habitId": .string(habitID.uuidString.lowercased()), "date": .string(today.description),
+            "progressCount": .number(count + 1), "goalCount": .number(1),
+        ])
+        print("progress \(progress.id.uuidString.lowercased()): \(Int(count + 1)) on \(today)")
+    case "list":
+        for habit in try store.records(.habits) {
+            guard case .string(let name)? = habit.fields?["name"] else { continue }
+            let done = try todaysProgress(store, habit: habit.id, today: today)
+            var count = 0
+            if case .number(let value)? = done?.fields?["progressCount"] { count = Int(value) }
+            print("\(habit.id.uuidString.lowercased())  \(name)  today \(count)  [\(habit.syncStatus.rawValue)]")
+        }
+    case "sync":
+        guard let server = URL(string: (options["server"] ?? environment["HABITSYNC_SERVER"] ?? "http://127.0.0.1:8080") + "/"),
+              let token = options["token"] ?? environment["HABITSYNC_TOKEN"]
+        else { throw Usage(description: "sync needs --token (or HABITSYNC_TOKEN) and a server URL") }
+        let report = try await SyncEngine(store: store, baseURL: server) { token }.sync()
+        print("pushed \(report.batches) batch(es): \(report.pushed.applied) applied, \(report.pushed.unchanged) unchanged; pulled \(report.pulled)")
+        for conflict in report.pushed.conflicts {
+            print("conflict: \(conflict.collection.rawValue) \(conflict.id.uuidString.lowercased()) kept \(conflict.winnerUpdatedBy)'s write of \(WireTime.format(conflict.winnerUpdatedAt))")
+        }
+        for rejection in report.pushed.rejected {
+            print("rejected: \(rejection.collection.rawValue) \(rejection.id.uuidString.lowercased()): \(rejection.failure.code) \(rejection.failure.field ?? "") \(rejection.failure.message)")
+        }
+    case "failed":
+        for collection in SyncCollection.allCases where collection.kind != .derived {
+            for record in try store.records(collection, includingDeleted: true) where record.syncStatus == .failed {
+                print("\(collection.rawValue) \(record.id.uuidString.lowercased()): \(record.failure?.code ?? "") \(record.failure?.field ?? "") \(record.failure?.message ?? "")")
+            }
+        }
+    default:
+        throw Usage(description: "unknown command \(command) (add-habit, complete, list, sync, failed)")
+    }
+}
+
+do {
+    try await run()
+} catch let usage as Usage {
+    FileHandle.standardError.write(Data("habitsync-device: \(usage)\n".utf8))
+    exit(2)
+} catch let rejection as ChangeRejection {
+    FileHandle.standardError.write(Data("habitsync-device: rejected: \(rejection.code.rawValue) \(rejection.field ?? "") \(rejection.message)\n".utf8))
+    exit(1)
+} catch {
+    FileHandle.standardError.write(Data("habitsync-device: \(error)\n".utf8))
+    exit(1)
+}
