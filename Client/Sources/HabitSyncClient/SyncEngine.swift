@@ -46,9 +46,12 @@ public struct SyncEngine: Sendable {
         var hasMore = true
         while hasMore {
             var path = "v1/sync/pull?limit=\(pageSize)"
-            if let cursor = try store.pullCursor() { path += "&cursor=\(cursor)" }
+            let cursor = try store.pullCursor()
+            if let cursor { path += "&cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: Self.cursorCharacters) ?? "") }
             let (status, body, headers) = try await send("GET", path: path, body: nil)
-            if status == 410 {
+            if status == 410, cursor != nil {
+                // The cursor is older than the purge horizon: start over (once; without a
+                // cursor there is nothing to expire).
                 try store.resetPullCursor()
                 continue
             }
@@ -75,6 +78,9 @@ public struct SyncEngine: Sendable {
         guard let http = response as? HTTPURLResponse else { throw SyncProtocolError.malformedResponse }
         return (http.statusCode, data, http.allHeaderFields)
     }
+
+    /// Cursors are opaque: everything but unreserved characters is percent-encoded.
+    static let cursorCharacters = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     static func error(status: Int, body: Data, headers: [AnyHashable: Any]) -> SyncError {
         switch status {
