@@ -66,6 +66,29 @@ public struct SyncEngine: Sendable {
         return report
     }
 
+    /// `sync()`, tried again after a network failure or a `429`/`503`, waiting as `policy`
+    /// says, up to its attempts; then the last error. The persisted batch makes every retry
+    /// send the same bytes.
+    public func syncRetrying(policy: RetryPolicy = RetryPolicy(),
+                             sleep: @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }) async throws -> Report {
+        var attempt = 0
+        while true {
+            do {
+                return try await sync()
+            } catch let error where attempt + 1 < policy.maximumAttempts && Self.isWorthRetrying(error) {
+                var retryAfter: Double?
+                if case .retryLater(let seconds)? = error as? SyncError { retryAfter = seconds }
+                try await sleep(policy.delay(attempt: attempt, retryAfter: retryAfter, random: Double.random(in: 0...1)))
+                attempt += 1
+            }
+        }
+    }
+
+    static func isWorthRetrying(_ error: any Error) -> Bool {
+        if case .retryLater? = error as? SyncError { return true }
+        return error is URLError
+    }
+
     private func send(_ method: String, path: String, body: Data?) async throws -> (Int, Data, [AnyHashable: Any]) {
         guard let url = URL(string: path, relativeTo: baseURL) else { throw SyncProtocolError.malformedResponse }
         var request = URLRequest(url: url)
