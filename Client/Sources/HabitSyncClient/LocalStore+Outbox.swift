@@ -53,10 +53,11 @@ extension LocalStore {
         let syncedAt = WireTime.milliseconds(now())
         return try database.write { db in
             var report = SettleReport()
-            let entries = try Row.fetchAll(db, sql: "SELECT position, collection, id, sequence FROM pending_batch_entries WHERE batch_id = ? ORDER BY position",
-                                           arguments: [Self.key(batch.batchID)])
+            let rows = try Row.fetchAll(db, sql: "SELECT position, collection, id, sequence FROM pending_batch_entries WHERE batch_id = ?",
+                                        arguments: [Self.key(batch.batchID)])
+            let entries = Dictionary(rows.map { (($0["position"] as Int), $0) }, uniquingKeysWith: { first, _ in first })
             for case .object(let result) in results {
-                guard case .number(let position)? = result["index"], let entry = entries.first(where: { ($0["position"] as Int) == Int(position) }),
+                guard case .number(let position)? = result["index"], let index = Int(exactly: position), let entry = entries[index],
                       let collection = SyncCollection(rawValue: entry["collection"]), let sentID = UUID(uuidString: entry["id"]),
                       case .string(let status)? = result["status"]
                 else { throw SyncProtocolError.malformedResponse }
@@ -70,7 +71,7 @@ extension LocalStore {
                                                         arguments: [collection.rawValue, Self.key(id)])
                 let editedSince = outboxSequence != (entry["sequence"] as Int64)
                 var serverVersion: Int64?
-                if case .number(let version)? = result["serverVersion"] { serverVersion = Int64(version) }
+                if case .number(let version)? = result["serverVersion"] { serverVersion = Int64(exactly: version) }
                 switch status {
                 case "applied", "unchanged":
                     status == "applied" ? (report.applied += 1) : (report.unchanged += 1)

@@ -31,4 +31,13 @@ public struct SettleReport: Sendable, Equatable {
     public var conflicts: [Conflict] = []
     public var rejected: [Rejection] = []
     public var rekeyed: [Rekey] = []
+
+    /// This report and `other` together (a sync settles several batches).
+    mutating func add(_ other: SettleReport) {
+        applied += other.applied
+        unchanged += other.unchanged
+        conflicts += other.conflicts
+        rejected += other.rejected
+        rekeyed += other.rekeyed
+    }
 }

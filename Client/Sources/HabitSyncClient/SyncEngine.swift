@@ -33,29 +33,24 @@ public struct SyncEngine: Sendable {
     public func sync() async throws -> Report {
         var report = Report()
         while let batch = try store.nextBatch(maximumChanges: maximumChanges) {
-            let (status, body, headers) = try await send("POST", path: "v1/sync/push", body: batch.body)
-            guard status == 200 else { throw Self.error(status: status, body: body, headers: headers) }
-            let settled = try store.settle(batch, responseBody: body)
+            let (body, response) = try await send("POST", path: "v1/sync/push", body: batch.body)
+            guard response.statusCode == 200 else { throw Self.error(response, body: body) }
+            report.pushed.add(try store.settle(batch, responseBody: body))
             report.batches += 1
-            report.pushed.applied += settled.applied
-            report.pushed.unchanged += settled.unchanged
-            report.pushed.conflicts += settled.conflicts
-            report.pushed.rejected += settled.rejected
-            report.pushed.rekeyed += settled.rekeyed
         }
         var hasMore = true
         while hasMore {
             var path = "v1/sync/pull?limit=\(pageSize)"
             let cursor = try store.pullCursor()
             if let cursor { path += "&cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: Self.cursorCharacters) ?? "") }
-            let (status, body, headers) = try await send("GET", path: path, body: nil)
-            if status == 410, cursor != nil {
+            let (body, response) = try await send("GET", path: path, body: nil)
+            if response.statusCode == 410, cursor != nil {
                 // The cursor is older than the purge horizon: start over (once; without a
                 // cursor there is nothing to expire).
                 try store.resetPullCursor()
                 continue
             }
-            guard status == 200 else { throw Self.error(status: status, body: body, headers: headers) }
+            guard response.statusCode == 200 else { throw Self.error(response, body: body) }
             guard case .object(let page) = try JSONParser.parse(body), case .array(let items)? = page["changes"],
                   case .string(let cursor)? = page["cursor"], case .bool(let more)? = page["hasMore"]
             else { throw SyncProtocolError.malformedResponse }
@@ -89,7 +84,7 @@ public struct SyncEngine: Sendable {
         return error is URLError
     }
 
-    private func send(_ method: String, path: String, body: Data?) async throws -> (Int, Data, [AnyHashable: Any]) {
+    private func send(_ method: String, path: String, body: Data?) async throws -> (Data, HTTPURLResponse) {
         guard let url = URL(string: path, relativeTo: baseURL) else { throw SyncProtocolError.malformedResponse }
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -99,24 +94,23 @@ public struct SyncEngine: Sendable {
         if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
         let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw SyncProtocolError.malformedResponse }
-        return (http.statusCode, data, http.allHeaderFields)
+        return (data, http)
     }
 
     /// Cursors are opaque: everything but unreserved characters is percent-encoded.
     static let cursorCharacters = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
-    static func error(status: Int, body: Data, headers: [AnyHashable: Any]) -> SyncError {
-        switch status {
+    static func error(_ response: HTTPURLResponse, body: Data) -> SyncError {
+        switch response.statusCode {
         case 401: return .unauthorized
         case 429, 503:
-            let retryAfter = headers.first { ($0.key as? String)?.lowercased() == "retry-after" }.flatMap { $0.value as? String }.flatMap(Double.init)
-            return .retryLater(seconds: retryAfter ?? 1)
+            return .retryLater(seconds: response.value(forHTTPHeaderField: "Retry-After").flatMap(Double.init) ?? 1)
         default:
             var code: String?
             if case .object(let fields)? = try? JSONParser.parse(body), case .object(let error)? = fields["error"], case .string(let text)? = error["code"] {
                 code = text
             }
-            return .refused(status: status, code: code)
+            return .refused(status: response.statusCode, code: code)
         }
     }
 }

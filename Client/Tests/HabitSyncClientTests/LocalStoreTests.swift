@@ -146,6 +146,19 @@ final class ManualClock: @unchecked Sendable {
         #expect(WireTime.milliseconds(after.updatedAt) > WireTime.milliseconds(try #require(WireTime.parse("2027-01-01T00:00:00.000Z"))))
     }
 
+    @Test func anAnswerWithNumbersNoIntegerHoldsIsRefusedNotATrap() throws {
+        let store = try Self.store()
+        try store.save(.habits, fields: Self.habit)
+        let batch = try #require(try store.nextBatch())
+        for index in ["1e308", "-1e308", "0.5", "1e19"] {
+            let response = "{\"batchId\":\"\(batch.batchID.uuidString.lowercased())\",\"results\":[{\"index\":\(index),\"status\":\"applied\"}]}"
+            #expect(throws: SyncProtocolError.malformedResponse) { try store.settle(batch, responseBody: Data(response.utf8)) }
+        }
+        let huge = "{\"batchId\":\"x\",\"results\":[{\"index\":0,\"status\":\"applied\",\"serverVersion\":1e308}]}"
+        #expect(try store.settle(batch, responseBody: Data(huge.utf8)).applied == 1)
+        #expect(try store.records(.habits).first?.serverVersion == nil)
+    }
+
     @Test func aViewFollowsTheStore() async throws {
         let store = try Self.store()
         var updates = store.observe(.habits).makeAsyncIterator()
