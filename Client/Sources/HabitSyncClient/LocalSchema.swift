@@ -51,14 +51,41 @@ enum LocalSchema {
                 );
                 """)
         }
+        migrator.registerMigration("v2 progress by day, resync marks") { db in
+            try db.execute(sql: """
+                -- A habit's progress of one day, found without reading the user's history.
+                CREATE INDEX records_progress_of_day ON records (lower(json_extract(record, '$.habitId')), json_extract(record, '$.date'))
+                    WHERE collection = 'dailyProgress';
+                -- Set on every synced record when a pull starts over (410); cleared on each record
+                -- the fresh pull brings. What is still marked when it ends was deleted on the
+                -- server and its tombstone purged: the device drops it.
+                ALTER TABLE records ADD COLUMN awaiting_resync INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
+
+    static let markForResync = """
+        UPDATE records SET awaiting_resync = 1
+        WHERE sync_status = 'synced' AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.collection = records.collection AND o.id = records.id)
+        """
+
+    static let dropUnseenAfterResync = """
+        DELETE FROM records
+        WHERE awaiting_resync = 1 AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.collection = records.collection AND o.id = records.id)
+        """
+
+    static let progressOfDay = """
+        SELECT * FROM records
+        WHERE collection = 'dailyProgress' AND lower(json_extract(record, '$.habitId')) = ? AND json_extract(record, '$.date') = ?
+        """
 
     static let upsertLocalEdit = """
         INSERT INTO records (collection, id, record, updated_at_ms, updated_by, sync_status)
         VALUES (?, ?, ?, ?, ?, 'pending')
         ON CONFLICT (collection, id) DO UPDATE SET record = excluded.record, updated_at_ms = excluded.updated_at_ms,
-            updated_by = excluded.updated_by, sync_status = 'pending', failure_code = NULL, failure_field = NULL, failure_message = NULL
+            updated_by = excluded.updated_by, sync_status = 'pending', failure_code = NULL, failure_field = NULL, failure_message = NULL,
+            awaiting_resync = 0
         """
 
     static let enqueue = """

@@ -72,6 +72,8 @@ extension LocalStore {
                 let editedSince = outboxSequence != (entry["sequence"] as Int64)
                 var serverVersion: Int64?
                 if case .number(let version)? = result["serverVersion"] { serverVersion = Int64(exactly: version) }
+                guard let outcome = SettleReport.Outcome.Status(rawValue: status) else { throw SyncProtocolError.malformedResponse }
+                report.outcomes.append(.init(collection: collection, sentID: sentID, id: id, status: outcome, editedSince: editedSince))
                 switch status {
                 case "applied", "unchanged":
                     status == "applied" ? (report.applied += 1) : (report.unchanged += 1)
@@ -119,7 +121,8 @@ extension LocalStore {
             VALUES (?, ?, ?, ?, ?, 'synced', ?, ?)
             ON CONFLICT (collection, id) DO UPDATE SET record = excluded.record, updated_at_ms = excluded.updated_at_ms,
                 updated_by = excluded.updated_by, sync_status = 'synced', last_synced_at_ms = excluded.last_synced_at_ms,
-                server_version = excluded.server_version, failure_code = NULL, failure_field = NULL, failure_message = NULL
+                server_version = excluded.server_version, failure_code = NULL, failure_field = NULL, failure_message = NULL,
+                awaiting_resync = 0
             """, arguments: [change.collection.rawValue, key(change.id), change.recordJSON, WireTime.milliseconds(change.updatedAt),
                              change.updatedBy, syncedAt, change.serverVersion])
     }

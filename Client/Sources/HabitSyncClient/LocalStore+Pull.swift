@@ -10,17 +10,22 @@ extension LocalStore {
     }
 
     /// Forgets the cursor (the server answered `410 cursor_expired`): the next pull starts
-    /// over. Pending edits stay pending.
+    /// over. Pending edits stay pending; synced records the fresh pull does not bring again
+    /// were deleted on the server (their tombstones are gone) and are dropped when it ends.
     public func resetPullCursor() throws {
-        try database.write { try $0.execute(sql: "DELETE FROM sync_state WHERE key = 'pull_cursor'") }
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM sync_state WHERE key = 'pull_cursor'")
+            try db.execute(sql: LocalSchema.markForResync)
+        }
     }
 
     /// Stores a pulled page and its cursor in one transaction. A record with a pending local
     /// edit keeps it: the edit's push settles it (applied, or superseded with the winner),
     /// so a pulled change never silently replaces an edit the server has not seen.
-    /// Returns how many changes were stored.
+    /// `isLast` (the page said `hasMore: false`) ends a pull that started over: what it did
+    /// not bring is dropped. Returns how many changes were stored.
     @discardableResult
-    public func storePulledPage(changes: [[String: JSONValue]], cursor: String) throws -> Int {
+    public func storePulledPage(changes: [[String: JSONValue]], cursor: String, isLast: Bool = false) throws -> Int {
         let syncedAt = WireTime.milliseconds(now())
         return try database.write { db in
             var stored = 0
@@ -34,6 +39,7 @@ extension LocalStore {
                 stored += 1
             }
             try LocalSchema.setState(db, "pull_cursor", cursor)
+            if isLast { try db.execute(sql: LocalSchema.dropUnseenAfterResync) }
             return stored
         }
     }

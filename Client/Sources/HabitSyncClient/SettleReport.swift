@@ -26,11 +26,25 @@ public struct SettleReport: Sendable, Equatable {
         public let to: UUID
     }
 
+    /// The server's answer for one edit the batch carried.
+    public struct Outcome: Sendable, Equatable {
+        public enum Status: String, Sendable { case applied, unchanged, superseded, rejected }
+        public let collection: SyncCollection
+        /// The id the edit was sent under, and the one the record has now (`canonicalId`).
+        public let sentID: UUID
+        public let id: UUID
+        public let status: Status
+        /// The record was edited again while the batch was out: that newer edit is pending.
+        public let editedSince: Bool
+    }
+
     public var applied = 0
     public var unchanged = 0
     public var conflicts: [Conflict] = []
     public var rejected: [Rejection] = []
     public var rekeyed: [Rekey] = []
+    /// Every result, in the batch's order.
+    public var outcomes: [Outcome] = []
 
     /// This report and `other` together (a sync settles several batches).
     mutating func add(_ other: SettleReport) {
@@ -39,5 +53,6 @@ public struct SettleReport: Sendable, Equatable {
         conflicts += other.conflicts
         rejected += other.rejected
         rekeyed += other.rekeyed
+        outcomes += other.outcomes
     }
 }

@@ -12,14 +12,18 @@ public struct SyncEngine: Sendable {
     public let baseURL: URL
     /// The access token for each request (refreshed by the app as it needs).
     public let token: @Sendable () async throws -> String
-    public let session: URLSession
+    public let transport: any SyncTransport
     public var pageSize = 500
     public var maximumChanges = 500
+    /// Told of each batch's answer as soon as it is stored, also when a later step of the
+    /// same `sync()` fails (the report `sync()` returns is lost then; these are not).
+    public var onSettled: (@Sendable (SettleReport) -> Void)?
 
-    public init(store: LocalStore, baseURL: URL, session: URLSession = .shared, token: @escaping @Sendable () async throws -> String) {
+    public init(store: LocalStore, baseURL: URL, transport: any SyncTransport = URLSessionTransport(),
+                token: @escaping @Sendable () async throws -> String) {
         self.store = store
         self.baseURL = baseURL
-        self.session = session
+        self.transport = transport
         self.token = token
     }
 
@@ -35,7 +39,9 @@ public struct SyncEngine: Sendable {
         while let batch = try store.nextBatch(maximumChanges: maximumChanges) {
             let (body, response) = try await send("POST", path: "v1/sync/push", body: batch.body)
             guard response.statusCode == 200 else { throw Self.error(response, body: body) }
-            report.pushed.add(try store.settle(batch, responseBody: body))
+            let settled = try store.settle(batch, responseBody: body)
+            onSettled?(settled)
+            report.pushed.add(settled)
             report.batches += 1
         }
         var hasMore = true
@@ -55,7 +61,7 @@ public struct SyncEngine: Sendable {
                   case .string(let cursor)? = page["cursor"], case .bool(let more)? = page["hasMore"]
             else { throw SyncProtocolError.malformedResponse }
             let changes = items.compactMap { item -> [String: JSONValue]? in if case .object(let change) = item { change } else { nil } }
-            report.pulled += try store.storePulledPage(changes: changes, cursor: cursor)
+            report.pulled += try store.storePulledPage(changes: changes, cursor: cursor, isLast: !more)
             hasMore = more
         }
         return report
@@ -92,9 +98,7 @@ public struct SyncEngine: Sendable {
         request.setValue("Bearer \(try await token())", forHTTPHeaderField: "Authorization")
         request.setValue(store.deviceID, forHTTPHeaderField: "X-Device-Id")
         if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
-        let (data, response) = try await session.data(for: request)
-        guard let http = response as? HTTPURLResponse else { throw SyncProtocolError.malformedResponse }
-        return (data, http)
+        return try await transport.send(request)
     }
 
     /// Cursors are opaque: everything but unreserved characters is percent-encoded.

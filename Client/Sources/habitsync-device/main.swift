@@ -18,15 +18,6 @@ struct Usage: Error, CustomStringConvertible {
     let description: String
 }
 
-/// The habit's progress record of today, whichever device created it (ids are compared
-/// case-insensitively: the server renders them lower-case).
-func todaysProgress(_ store: LocalStore, habit: UUID, today: LocalDate) throws -> LocalRecord? {
-    try store.records(.dailyProgress).first { record in
-        guard case .string(let id)? = record.fields?["habitId"], UUID(uuidString: id) == habit else { return false }
-        return record.fields?["date"] == .string(today.description)
-    }
-}
-
 func run() async throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
     var options: [String: String] = [:]
@@ -44,28 +35,20 @@ func run() async throws {
     switch command {
     case "add-habit":
         guard arguments.count == 2 else { throw Usage(description: "add-habit NAME") }
-        let habit = try store.save(.habits, fields: [
-            "name": .string(arguments[1]), "habitType": .string("formation"), "goalCount": .number(1), "goalUnit": .string("times"),
-            "schedule": .object(["type": .string("daily")]), "startDate": .string(today.description),
-        ])
+        let habit = try store.save(Habit(name: arguments[1], startDate: today))
         print(habit.id.uuidString.lowercased())
     case "complete":
         guard arguments.count == 2, let habitID = UUID(uuidString: arguments[1]) else { throw Usage(description: "complete HABIT_ID") }
-        let existingToday = try todaysProgress(store, habit: habitID, today: today)
-        var count = 0.0
-        if case .number(let value)? = existingToday?.fields?["progressCount"] { count = value }
-        let progress = try store.save(.dailyProgress, id: existingToday?.id ?? UUID(), fields: [
-            "habitId": .string(habitID.uuidString.lowercased()), "date": .string(today.description),
-            "progressCount": .number(count + 1), "goalCount": .number(1),
-        ])
-        print("progress \(progress.id.uuidString.lowercased()): \(Int(count + 1)) on \(today)")
+        guard let habit = try store.fetch(Habit.self, id: habitID) else { throw Usage(description: "no habit \(arguments[1]) on this device") }
+        let progress = try store.addProgress(habitId: habitID, date: today, goalCount: habit.value.goalCount)
+        print("progress \(progress.id.uuidString.lowercased()): \(progress.value.progressCount) on \(today)")
     case "list":
-        for habit in try store.records(.habits) {
-            guard case .string(let name)? = habit.fields?["name"] else { continue }
-            let done = try todaysProgress(store, habit: habit.id, today: today)
-            var count = 0
-            if case .number(let value)? = done?.fields?["progressCount"] { count = Int(value) }
-            print("\(habit.id.uuidString.lowercased())  \(name)  today \(count)  [\(habit.syncStatus.rawValue)]")
+        for habit in try store.fetchAll(Habit.self) {
+            let count = try store.progress(habitId: habit.id, date: today)?.value.progressCount ?? 0
+            print("\(habit.id.uuidString.lowercased())  \(habit.value.name)  today \(count)  [\(habit.syncStatus.rawValue)]")
+        }
+        if let streak = try store.derived(GlobalStreak.self), let progress = try store.derived(UserProgress.self) {
+            print("streak \(streak.currentStreak) day(s), level \(progress.currentLevel), \(progress.totalXP) XP")
         }
     case "sync":
         guard let server = URL(string: (options["server"] ?? environment["HABITSYNC_SERVER"] ?? "http://127.0.0.1:8080") + "/"),
