@@ -32,6 +32,8 @@ public struct SyncEngine: Sendable {
         public var pushed = SettleReport()
         public var batches = 0
         public var pulled = 0
+        /// Pulls started over from an empty cursor (`410 cursor_expired`).
+        public var pullsStartedOver = 0
     }
 
     public func sync() async throws -> Report {
@@ -54,6 +56,7 @@ public struct SyncEngine: Sendable {
                 // The cursor is older than the purge horizon: start over (once; without a
                 // cursor there is nothing to expire).
                 try store.resetPullCursor()
+                report.pullsStartedOver += 1
                 continue
             }
             guard response.statusCode == 200 else { throw Self.error(response, body: body) }
