@@ -113,4 +113,44 @@ import Testing
             #expect(stored == 1)
         }
     }
+
+    /// Sync by itself: a local write is pushed without the app asking, and a realtime signal
+    /// (or the periodic tick) pulls what another device did. The test waits for the syncs'
+    /// results, not for a time.
+    @Test func autoSyncPushesAfterLocalWritesAndPullsOnASignalAndPeriodically() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let clock = DeviceClock()
+            let phone = try await Self.device(world, server, "phone", clock: clock)
+            let watch = try await Self.device(world, server, "watch", clock: clock)
+            let day = try #require(LocalDate("2026-11-01"))
+            let autoSync = AutoSync(engine: phone, debounce: .zero, interval: .seconds(86_400))
+            var results = autoSync.start().makeAsyncIterator()
+
+            let mine = try phone.store.save(Habit(name: "Stretch", startDate: day))
+            let first = try #require(await results.next()).get()
+            #expect(first.pushed.applied == 1)
+            #expect(try phone.store.fetch(Habit.self, id: mine.id)?.syncStatus == .synced)
+
+            let theirs = try watch.store.save(Habit(name: "Walk", startDate: day))
+            _ = try await watch.sync()
+            autoSync.signal()
+            let second = try #require(await results.next()).get()
+            #expect(second.pulled >= 1)
+            #expect(try phone.store.fetch(Habit.self, id: theirs.id)?.value.name == "Walk")
+
+            // A tablet that syncs only by its clock, every 10 ms: one of its syncs brings the
+            // watch's next habit (bounded by a count of syncs, not by a deadline).
+            let tablet = try await Self.device(world, server, "tablet", clock: clock)
+            var ticks = AutoSync(engine: tablet, debounce: .zero, interval: .milliseconds(10)).start().makeAsyncIterator()
+            let later = try watch.store.save(Habit(name: "Swim", startDate: day))
+            _ = try await watch.sync()
+            var seen = false
+            for _ in 0..<1000 where !seen {
+                _ = try #require(await ticks.next()).get()
+                seen = try tablet.store.fetch(Habit.self, id: later.id) != nil
+            }
+            #expect(seen)
+        }
+    }
 }
