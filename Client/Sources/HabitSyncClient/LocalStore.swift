@@ -14,12 +14,30 @@ public final class LocalStore: Sendable {
     public let deviceID: String
     let now: @Sendable () -> Date
 
-    /// - Parameter path: the SQLite file; nil keeps the store in memory (tests, previews).
-    public init(path: String?, deviceID: String, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    /// - Parameters:
+    ///   - path: the SQLite file; nil keeps the store in memory (tests, previews).
+    ///   - account: the signed-in user the file belongs to. A file first opened for one account
+    ///     refuses to open for another (`LocalStoreError.otherAccount`): one user's records,
+    ///     cursor and outbox never reach another user's server account.
+    public init(path: String?, deviceID: String, account: String? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
         database = try path.map { try DatabaseQueue(path: $0) } ?? DatabaseQueue()
         self.deviceID = deviceID
         self.now = now
         try LocalSchema.migrator.migrate(database)
+        if let account {
+            try database.write { db in
+                guard let owner = try LocalSchema.state(db, "account") else { return try LocalSchema.setState(db, "account", account) }
+                if owner != account { throw LocalStoreError.otherAccount }
+            }
+        }
+    }
+
+    /// Deletes a store's file (sign-out that forgets the device's data). Close every
+    /// `LocalStore` of it first.
+    public static func erase(path: String) throws {
+        for file in [path, path + "-wal", path + "-shm", path + "-journal"] where FileManager.default.fileExists(atPath: file) {
+            try FileManager.default.removeItem(atPath: file)
+        }
     }
 
     // MARK: - Local edits
@@ -32,8 +50,9 @@ public final class LocalStore: Sendable {
         _ = try ValidatedRecord.validate(collection, fields, context: .standalone(now: now()))
         let json = JSONValue.object(fields).jsonText
         return try database.write { db in
-            if collection.kind != .lastWriterWins, let existing = try Self.fetch(db, collection, id) {
-                // Append-only and insert-once records are written once; saving the same again is harmless.
+            if collection.kind != .lastWriterWins, let existing = try Self.fetch(db, collection, id), existing.syncStatus != .failed {
+                // Append-only and insert-once records are written once; saving the same again is
+                // harmless. One the server refused may be corrected.
                 guard existing.recordJSON == json else { throw LocalStoreError.immutableRecord }
                 return existing
             }
@@ -48,6 +67,19 @@ public final class LocalStore: Sendable {
             throw collection.kind == .derived ? LocalStoreError.derivedCollection : LocalStoreError.immutableRecord
         }
         try database.write { db in try self.writeLocalEdit(db, collection, id, json: nil) }
+    }
+
+    /// Gives up a failed edit: the record goes back to the server's version (by a pull from
+    /// scratch when the server has one; a record the server never had just goes).
+    public func discardFailedEdit(_ collection: SyncCollection, id: UUID) throws {
+        try database.write { db in
+            guard let record = try Self.fetch(db, collection, id), record.syncStatus == .failed else { return }
+            try db.execute(sql: "DELETE FROM records WHERE collection = ? AND id = ?", arguments: [collection.rawValue, Self.key(id)])
+            if record.serverVersion != nil {
+                try db.execute(sql: "DELETE FROM sync_state WHERE key = 'pull_cursor'")
+                try db.execute(sql: LocalSchema.markForResync)
+            }
+        }
     }
 
     private func writeLocalEdit(_ db: Database, _ collection: SyncCollection, _ id: UUID, json: String?) throws {

@@ -166,4 +166,44 @@ final class ManualClock: @unchecked Sendable {
         try store.save(.habits, fields: Self.habit)
         #expect(try await updates.next()?.count == 1)
     }
+
+    @Test func aStoreBelongsToOneAccountAndCanBeErased() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("habitsync-client-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("store.sqlite").path
+        do {
+            let store = try LocalStore(path: path, deviceID: "phone", account: "ada")
+            try store.save(.habits, fields: Self.habit)
+        }
+        #expect(throws: LocalStoreError.otherAccount) { try LocalStore(path: path, deviceID: "phone", account: "grace") }
+        #expect(try LocalStore(path: path, deviceID: "phone", account: "ada").pendingCount() == 1)
+        try LocalStore.erase(path: path)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(try LocalStore(path: path, deviceID: "phone", account: "grace").pendingCount() == 0)
+    }
+
+    @Test func aFailedEditCanBeCorrectedOrDiscarded() throws {
+        let clock = ManualClock()
+        let store = try Self.store(clock)
+        let event: [String: JSONValue] = ["amount": .number(10), "reason": .string("ran"), "timestamp": .string(WireTime.format(clock.now))]
+        let xp = try store.save(.xpTransactions, fields: event)
+        let habit = try store.save(.habits, fields: Self.habit)
+        let batch = try #require(try store.nextBatch())
+        let rejected = #"{"code":"timestamp_in_future","field":"timestamp","message":"too far ahead"}"#
+        _ = try store.settle(batch, responseBody: Data("""
+            {"batchId":"\(batch.batchID)","results":[
+             {"index":0,"id":"\(xp.id)","status":"rejected","error":\(rejected)},
+             {"index":1,"id":"\(habit.id)","status":"rejected","error":\(rejected)}]}
+            """.utf8))
+        #expect(try store.record(.xpTransactions, id: xp.id)?.syncStatus == .failed)
+        // An append-only record the server refused may be written again, corrected.
+        var corrected = event
+        corrected["timestamp"] = .string(WireTime.format(clock.now.addingTimeInterval(-60)))
+        #expect(try store.save(.xpTransactions, id: xp.id, fields: corrected).syncStatus == .pending)
+        // A failed record the server never had is simply dropped when discarded.
+        try store.discardFailedEdit(.habits, id: habit.id)
+        #expect(try store.record(.habits, id: habit.id) == nil)
+        #expect(try store.pendingCount() == 1)
+    }
 }
