@@ -36,10 +36,16 @@ public func buildApplication(
         limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes)
     ).addRoutes(to: v1)
     StatsController(stats: StatsStore(pool: pool, statementTimeout: configuration.statementTimeout)).addRoutes(to: v1)
+    // Realtime: one LISTEN connection for the whole server, feeding every open stream.
+    let streams = ChangeStreams(limits: configuration.realtime)
+    let feed = ChangeFeed(listener: PGListener(configuration: pool.configuration.connection, channel: ChangeNotice.channel),
+                          streams: streams, metrics: metrics, logger: logger)
+    EventsController(streams: streams, pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout), metrics: metrics).addRoutes(to: v1)
     routeMethods.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),
+        services: [feed],
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
         logger: logger
     )

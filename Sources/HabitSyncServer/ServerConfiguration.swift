@@ -26,6 +26,8 @@ public struct ServerConfiguration: Sendable {
     public var limits: SyncLimits
     /// Memory for push bodies being decoded at once (`RequestBodyBudget`).
     public var bodyBudgetBytes: Int
+    /// Bounds of the event streams (`GET /v1/sync/events`).
+    public var realtime = RealtimeLimits()
 
     public init(host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server",
                 limits: SyncLimits = SyncLimits(), bodyBudgetBytes: Int = 100 * 1024 * 1024) {

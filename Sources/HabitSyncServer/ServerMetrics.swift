@@ -50,6 +50,27 @@ public final class ServerMetrics: Sendable {
         registry.makeCounter(descriptor: Self.descriptor("habitsync_changes_pulled", unit: "total", "Changes delivered by pull.")).increment(by: Int64(count))
     }
 
+    public func recordOpenStreams(_ count: Int) {
+        registry.makeGauge(descriptor: Self.descriptor("habitsync_realtime_streams_open", "Open event streams (GET /v1/sync/events).")).set(Int64(count))
+    }
+
+    public func recordStreamEvent(_ kind: String) {
+        registry.makeCounter(descriptor: Self.descriptor("habitsync_realtime_events_sent", unit: "total", "Events written to streams, by kind: change, pull, close, heartbeat."),
+                             labels: [("kind", kind)]).increment()
+    }
+
+    public func recordNotification() {
+        registry.makeCounter(descriptor: Self.descriptor("habitsync_realtime_notifications_received", unit: "total", "Change notifications received from PostgreSQL (LISTEN).")).increment()
+    }
+
+    public func recordListening(_ listening: Bool) {
+        registry.makeGauge(descriptor: Self.descriptor("habitsync_realtime_listening", "1 while the LISTEN connection for change notices is up.")).set(Int64(listening ? 1 : 0))
+    }
+
+    public func recordListenerReconnect() {
+        registry.makeCounter(descriptor: Self.descriptor("habitsync_realtime_listener_reconnects", unit: "total", "Times the LISTEN connection was re-established after a loss.")).increment()
+    }
+
     /// Renders the Prometheus text format, refreshing the gauges read at scrape time.
     public func render(pool: PGPool, schemaVersion: Int?, binaryHeadVersion: Int) -> [UInt8] {
         let statistics = pool.statistics

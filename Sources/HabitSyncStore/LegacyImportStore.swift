@@ -114,7 +114,9 @@ public struct LegacyImportStore: Sendable {
             let writer = DerivedStateWriter(connection: connection, tenant: tenant, user: user, derivedRecordID: try userRow.decode("derived_record_id", as: UUID.self), now: now)
             next = try await writer.recompute(nextVersion: next)
             if next - 1 > counter {
-                try await connection.query(PushStore.saveCounter(tenant: tenant, user: user, counter: next - 1))
+                let notice = ChangeNotice(tenantID: tenant, userID: user, serverVersion: next - 1, deviceID: "server",
+                                          collections: ["dailyProgress", "habits", "reminders", "globalStreak", "userProgress", "usageStreak"])
+                try await connection.query(PushStore.saveCounter(tenant: tenant, user: user, counter: next - 1, notice: notice))
             }
             return report
         }

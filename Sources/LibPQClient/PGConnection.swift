@@ -357,7 +357,7 @@ public final class PGConnection: Sendable {
 }
 
 /// Calls `body` with a NULL-terminated array of C strings that live for the call.
-private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
     let duplicates = strings.map { strdup($0) }
     defer { duplicates.forEach { free($0) } }
     let pointers: [UnsafePointer<CChar>?] = duplicates.map { $0.map { UnsafePointer($0) } } + [nil]

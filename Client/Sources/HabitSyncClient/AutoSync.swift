@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 
-/// Sync by itself: after local writes (debounced), periodically, and when told the server has
-/// something new (`signal()`, for a realtime channel). One sync at a time; triggers that
+/// Sync by itself: after local writes (debounced), periodically, and when the server has
+/// something new — its event stream (`realtime: true`) or `signal()`. One sync at a time; triggers that
 /// arrive while one runs are folded into a single sync after it.
 ///
 /// ```swift
@@ -16,6 +16,8 @@ public final class AutoSync: Sendable {
     /// How often it syncs without a trigger (pulls what other devices did).
     public let interval: Duration
     public let policy: RetryPolicy
+    /// Follows the server's event stream and syncs on each change it announces.
+    public let realtime: Bool
     private let sleep: @Sendable (Duration) async throws -> Void
     private let triggers: AsyncStream<Trigger>
     private let trigger: AsyncStream<Trigger>.Continuation
@@ -23,8 +25,9 @@ public final class AutoSync: Sendable {
     enum Trigger: Sendable { case localWrite, periodic, signal }
 
     public init(engine: SyncEngine, debounce: Duration = .seconds(2), interval: Duration = .seconds(300), policy: RetryPolicy = RetryPolicy(),
-                sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
+                realtime: Bool = false, sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
         self.engine = engine
+        self.realtime = realtime
         self.debounce = debounce
         self.interval = interval
         self.policy = policy
@@ -44,6 +47,7 @@ public final class AutoSync: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.watchLocalWrites() }
                 group.addTask { await self.tick() }
+                if self.realtime { group.addTask { await self.followServerEvents() } }
                 group.addTask {
                     for await trigger in self.triggers {
                         if trigger == .localWrite { try? await self.sleep(self.debounce) }
@@ -81,6 +85,27 @@ public final class AutoSync: Sendable {
                 trigger.yield(.localWrite)
             }
         } catch {}
+    }
+
+    /// The event stream, reopened whenever it ends (the server closes streams after a
+    /// while, or on shutdown) or fails (waiting as `policy` says, longer after each failure).
+    private func followServerEvents() async {
+        var lastEventID: String?
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                for try await message in try await engine.serverEvents(lastEventID: lastEventID) {
+                    failures = 0
+                    guard case .event(let name, let id, _) = message else { continue }
+                    if let id { lastEventID = id }
+                    if name == "change" || name == "pull" { signal() }
+                }
+            } catch {
+                failures += 1
+            }
+            let wait = failures == 0 ? 0.5 : policy.delay(attempt: min(failures - 1, 16), retryAfter: nil, random: Double.random(in: 0...1))
+            do { try await sleep(.seconds(wait)) } catch { return }
+        }
     }
 
     private func tick() async {

@@ -70,6 +70,19 @@ public struct SyncEngine: Sendable {
         return report
     }
 
+    /// The server's event stream for this user (`GET /v1/sync/events`): a `change` or `pull`
+    /// event means "pull now". `lastEventID` (the `id:` of the last event seen) makes a
+    /// device that fell behind get an event at once. Cancelling the consumer closes it.
+    public func serverEvents(lastEventID: String? = nil) async throws -> AsyncThrowingStream<ServerSentEvent, any Error> {
+        guard let url = URL(string: "v1/sync/events", relativeTo: baseURL) else { throw SyncProtocolError.malformedResponse }
+        var request = URLRequest(url: url)
+        request.setValue("Bearer \(try await token())", forHTTPHeaderField: "Authorization")
+        request.setValue(store.deviceID, forHTTPHeaderField: "X-Device-Id")
+        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        if let lastEventID { request.setValue(lastEventID, forHTTPHeaderField: "Last-Event-ID") }
+        return ServerSentEventReader.messages(request)
+    }
+
     /// `sync()`, tried again after a network failure or a `429`/`503`, waiting as `policy`
     /// says, up to its attempts; then the last error. The persisted batch makes every retry
     /// send the same bytes.

@@ -73,8 +73,24 @@ public struct PullStore: Sendable {
                                             derivedRecordID: try user.decode("derived_record_id", as: UUID.self), now: now)
             let next = try await writer.recompute(nextVersion: counter + 1)
             if next - 1 > counter {
-                try await connection.query(PushStore.saveCounter(tenant: identity.tenantID, user: identity.userID, counter: next - 1))
+                let notice = ChangeNotice(tenantID: identity.tenantID, userID: identity.userID, serverVersion: next - 1, deviceID: "server",
+                                          collections: ["globalStreak", "usageStreak", "userProgress"])
+                try await connection.query(PushStore.saveCounter(tenant: identity.tenantID, user: identity.userID, counter: next - 1, notice: notice))
             }
+        }
+    }
+
+    static func latestVersion(tenant: UUID, user: String) -> PGQuery {
+        "SELECT change_counter FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)"
+    }
+
+    /// The user's newest `serverVersion` (0 before anything was stored): a device that has
+    /// seen less is behind. For a reconnecting event stream.
+    public func latestVersion(identity: VerifiedIdentity) async throws -> Int64 {
+        try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
+            try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
+            let rows = try await connection.query(Self.latestVersion(tenant: identity.tenantID, user: identity.userID)).rows
+            return try rows.first?.decode("change_counter", as: Int64.self) ?? 0
         }
     }
 

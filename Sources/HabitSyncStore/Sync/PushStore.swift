@@ -72,8 +72,15 @@ public struct PushStore: Sendable {
         """
     }
 
-    static func saveCounter(tenant: UUID, user: String, counter: Int64) -> PGQuery {
-        "UPDATE users SET change_counter = \(counter) WHERE tenant_id = \(tenant) AND user_id = \(user) AND change_counter < \(counter)"
+    /// Moves the user's counter and, in the same statement, tells every replica's listener
+    /// (`NOTIFY` is delivered at commit, and not at all on rollback).
+    static func saveCounter(tenant: UUID, user: String, counter: Int64, notice: ChangeNotice) -> PGQuery {
+        """
+        WITH saved AS (
+            UPDATE users SET change_counter = \(counter) WHERE tenant_id = \(tenant) AND user_id = \(user) AND change_counter < \(counter) RETURNING 1
+        )
+        SELECT pg_notify(\(ChangeNotice.channel), \(notice.payload)) FROM saved
+        """
     }
 
     /// - Parameter requestHash: SHA-256 of the (decompressed) request body: a retry must send
@@ -116,7 +123,10 @@ public struct PushStore: Sendable {
             try await batch.recomputeDerivedStateIfNeeded()
             try await batch.logConflicts()
             if batch.nextVersion - 1 > counter {
-                try await connection.query(Self.saveCounter(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1))
+                let touched = batch.tally.counts.filter { ($0.value["applied"] ?? 0) > 0 }.keys.sorted()
+                let notice = ChangeNotice(tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1,
+                                          deviceID: deviceID, collections: touched)
+                try await connection.query(Self.saveCounter(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1, notice: notice))
             }
             let body = Array(batch.responseJSON().utf8)
             try await connection.query(Self.saveBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId, hash: requestHash, body: body))

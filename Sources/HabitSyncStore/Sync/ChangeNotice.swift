@@ -1,0 +1,43 @@
+import Foundation
+import HabitSyncDomain
+
+/// What a push that stored something tells every replica, through PostgreSQL's `NOTIFY` on
+/// `channel` (sent by the push's own transaction, so delivered only if it commits): whose
+/// records changed, up to which `serverVersion`, in which collections, from which device.
+/// Names no record and carries no content.
+public struct ChangeNotice: Sendable, Equatable {
+    public static let channel = "habitsync_changes"
+
+    public let tenantID: UUID
+    public let userID: String
+    public let serverVersion: Int64
+    public let deviceID: String
+    public let collections: [String]
+
+    public init(tenantID: UUID, userID: String, serverVersion: Int64, deviceID: String, collections: [String]) {
+        self.tenantID = tenantID
+        self.userID = userID
+        self.serverVersion = serverVersion
+        self.deviceID = deviceID
+        self.collections = collections
+    }
+
+    /// The payload: JSON, well under PostgreSQL's 8000-byte limit (a user id is at most 255
+    /// characters, a device id 100, collections a dozen names).
+    public var payload: String {
+        JSONValue.object([
+            "t": .string(tenantID.uuidString.lowercased()), "u": .string(userID), "v": .number(Double(serverVersion)),
+            "d": .string(deviceID), "c": .array(collections.map(JSONValue.string)),
+        ]).jsonText
+    }
+
+    public init?(payload: String) {
+        guard case .object(let fields)? = try? JSONParser.parse(bytes: Array(payload.utf8)),
+              case .string(let tenant)? = fields["t"], let tenantID = UUID(uuidString: tenant),
+              case .string(let user)? = fields["u"], case .number(let version)? = fields["v"], let serverVersion = Int64(exactly: version),
+              case .string(let device)? = fields["d"], case .array(let names)? = fields["c"]
+        else { return nil }
+        self.init(tenantID: tenantID, userID: user, serverVersion: serverVersion, deviceID: device,
+                  collections: names.compactMap { if case .string(let name) = $0 { name } else { nil } })
+    }
+}

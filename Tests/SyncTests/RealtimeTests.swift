@@ -1,0 +1,228 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HabitSyncAuth
+import HabitSyncClient
+import HabitSyncDomain
+import HabitSyncServer
+import LibPQClient
+import ServerHarness
+import TestSupport
+import Testing
+
+/// `GET /v1/sync/events` against the real server and PostgreSQL: events cross replicas through
+/// LISTEN/NOTIFY, reach only the user's own streams, survive a lost listener connection with a
+/// "pull now", and streams are bounded and drained. Every wait is for a message, never a time.
+@Suite struct RealtimeTests {
+    typealias Events = AsyncThrowingStream<ServerSentEvent, any Error>.AsyncIterator
+
+    static func configuration(_ adjust: (inout RealtimeLimits) -> Void = { _ in }) -> ServerConfiguration {
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        adjust(&configuration.realtime)
+        return configuration
+    }
+
+    /// Waits (by a count of checks) until the server's LISTEN connection is up.
+    static func waitUntilListening(_ server: RunningServer) async throws {
+        for _ in 0..<3000 {
+            let metrics = try await server.get("/metrics")
+            if metrics.text.contains("habitsync_realtime_listening 1") { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("the change listener never came up")
+    }
+
+    static func engine(_ world: SyncWorld, _ server: RunningServer, user: String, device: String, tenant: (UUID, TenantKey)? = nil) async throws -> SyncEngine {
+        let token = try await world.token(user: user, tenant: tenant?.0, key: tenant?.1)
+        let url = try #require(URL(string: server.baseURL + "/"))
+        return SyncEngine(store: try LocalStore(path: nil, deviceID: device), baseURL: url) { token }
+    }
+
+    /// Opens a stream and reads up to its `: connected` comment: from then on the stream is
+    /// registered and gets every later change.
+    static func open(_ engine: SyncEngine, lastEventID: String? = nil) async throws -> Events {
+        var events = try await engine.serverEvents(lastEventID: lastEventID).makeAsyncIterator()
+        let first = try await events.next()
+        #expect(first == .comment("connected"))
+        return events
+    }
+
+    /// The next event, comments (heartbeats) skipped.
+    static func nextEvent(_ events: inout Events) async throws -> (name: String, id: String?, data: String)? {
+        while let message = try await events.next() {
+            if case .event(let name, let id, let data) = message { return (name, id, data) }
+        }
+        return nil
+    }
+
+    /// Pushes a habit (and pulls to the end); returns the user's newest version, which the
+    /// push's event names (the push also writes the derived records).
+    static func pushHabit(_ engine: SyncEngine, name: String = "Read") async throws -> Int64 {
+        try engine.store.save(Habit(name: name, startDate: LocalDate(year: 2026, month: 11, day: 1)!))
+        _ = try await engine.sync()
+        return try SyncCollection.allCases.flatMap { try engine.store.records($0, includingDeleted: true) }.compactMap(\.serverVersion).max() ?? 0
+    }
+
+    @Test func aPushOnOneReplicaReachesTheUsersOtherDevicesOnAnother() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve(Self.configuration()) { replicaA in
+            try await world.serve(Self.configuration()) { replicaB in
+                try await Self.waitUntilListening(replicaA)
+                try await Self.waitUntilListening(replicaB)
+                let phone = try await Self.engine(world, replicaA, user: "ada", device: "phone")
+                let watch = try await Self.engine(world, replicaB, user: "ada", device: "watch")
+                let tablet = try await Self.engine(world, replicaA, user: "ada", device: "tablet")
+                var watchEvents = try await Self.open(watch)
+                var phoneEvents = try await Self.open(phone)
+
+                let version = try await Self.pushHabit(phone)
+                let event = try #require(try await Self.nextEvent(&watchEvents))
+                #expect(event.name == "change" && event.id == String(version))
+                #expect(event.data == #"{"serverVersion":\#(version),"collections":["habits"]}"#)
+
+                // The pushing device is not told of its own push: its first event is the tablet's.
+                let tabletVersion = try await Self.pushHabit(tablet, name: "Walk")
+                let phoneEvent = try #require(try await Self.nextEvent(&phoneEvents))
+                #expect(phoneEvent.id == String(tabletVersion))
+            }
+        }
+    }
+
+    @Test func streamsOfOtherUsersAndTenantsHearNothing() async throws {
+        let world = try await SyncWorld.make()
+        let otherTenant = try await world.addTenant("globex")
+        try await world.serve(Self.configuration()) { server in
+            try await Self.waitUntilListening(server)
+            let ada = try await Self.engine(world, server, user: "ada", device: "phone")
+            let grace = try await Self.engine(world, server, user: "grace", device: "phone")
+            // The same user id in another tenant is another person.
+            let otherAda = try await Self.engine(world, server, user: "ada", device: "phone", tenant: otherTenant)
+            var graceEvents = try await Self.open(grace)
+            var otherAdaEvents = try await Self.open(otherAda)
+            _ = try await Self.pushHabit(ada)
+            _ = try await Self.pushHabit(ada, name: "Walk")
+            // Each one's first event is its own next push, not ada's.
+            let graceVersion = try await Self.pushHabit(try await Self.engine(world, server, user: "grace", device: "watch"))
+            let otherVersion = try await Self.pushHabit(try await Self.engine(world, server, user: "ada", device: "watch", tenant: otherTenant))
+            #expect(try await Self.nextEvent(&graceEvents)?.id == String(graceVersion))
+            #expect(try await Self.nextEvent(&otherAdaEvents)?.id == String(otherVersion))
+        }
+    }
+
+    @Test func aReconnectingDeviceThatIsBehindHearsAtOnce() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve(Self.configuration { $0.heartbeat = .milliseconds(50) }) { server in
+            let phone = try await Self.engine(world, server, user: "ada", device: "phone")
+            let version = try await Self.pushHabit(phone)
+            let watch = try await Self.engine(world, server, user: "ada", device: "watch")
+            var behind = try await Self.open(watch, lastEventID: "0")
+            let event = try #require(try await Self.nextEvent(&behind))
+            #expect(event.name == "change" && event.id == String(version))
+            // Up to date: the first thing after `connected` is a heartbeat, not an event.
+            var current = try await Self.open(watch, lastEventID: String(version))
+            #expect(try await current.next() == .comment("heartbeat"))
+            // A bad Last-Event-ID is a 400 naming it.
+            let reply = try await TestHTTP.request("GET", server.baseURL + "/v1/sync/events?lastEventId=-1",
+                                                   headers: ["Authorization": "Bearer \(try await world.token(user: "ada"))"])
+            #expect(reply.status == 400 && reply.text.contains("Last-Event-ID"))
+        }
+    }
+
+    @Test func aLostListenerConnectionTellsEveryStreamToPullAndMissesNothingAfter() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve(Self.configuration()) { server in
+            try await Self.waitUntilListening(server)
+            let watch = try await Self.engine(world, server, user: "ada", device: "watch")
+            let tablet = try await Self.engine(world, server, user: "grace", device: "tablet")
+            var watchEvents = try await Self.open(watch)
+            var tabletEvents = try await Self.open(tablet)
+            // As PostgreSQL restarting would: the listener's backend goes away.
+            let terminated = try await world.database.withPool(size: 1) { pool in
+                try await pool.withConnection {
+                    try await $0.query("""
+                        SELECT count(pg_terminate_backend(pid))::int8 AS n FROM pg_stat_activity
+                        WHERE datname = current_database() AND application_name LIKE '%-listener'
+                        """).single().decode("n", as: Int64.self)
+                }
+            }
+            #expect(terminated == 1)
+            let pull = try #require(try await Self.nextEvent(&watchEvents))
+            #expect(pull.name == "pull" && pull.data.contains("listener_reconnected"))
+            #expect(try await Self.nextEvent(&tabletEvents)?.name == "pull")
+            // Listening again: the next push is heard.
+            let version = try await Self.pushHabit(try await Self.engine(world, server, user: "ada", device: "phone"))
+            #expect(try await Self.nextEvent(&watchEvents)?.id == String(version))
+            let metrics = try await server.get("/metrics").text
+            #expect(metrics.contains("habitsync_realtime_listener_reconnects_total 1"))
+        }
+    }
+
+    @Test func streamsBeyondTheLimitsAre429() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve(Self.configuration { $0.streamsPerUser = 2; $0.streams = 3 }) { server in
+            let ada = try await Self.engine(world, server, user: "ada", device: "phone")
+            var open = [try await Self.open(ada), try await Self.open(ada)]
+            var third = try await ada.serverEvents().makeAsyncIterator()
+            await #expect(throws: SyncError.retryLater(seconds: 5)) { _ = try await third.next() }
+            // Another user still gets one, up to the server's limit.
+            let grace = try await Self.engine(world, server, user: "grace", device: "phone")
+            open.append(try await Self.open(grace))
+            var fourth = try await grace.serverEvents().makeAsyncIterator()
+            await #expect(throws: SyncError.retryLater(seconds: 5)) { _ = try await fourth.next() }
+            #expect(open.count == 3)
+        }
+    }
+
+    @Test func streamsEndWithARetryHintAtTheirLifetimeAndOnShutdown() async throws {
+        let world = try await SyncWorld.make()
+        let lifetime = try await world.serve(Self.configuration { $0.maximumLifetime = .milliseconds(200) }) { server in
+            var events = try await Self.open(try await Self.engine(world, server, user: "ada", device: "phone"))
+            return try await Self.nextEvent(&events)
+        }
+        #expect(lifetime?.name == "close" && lifetime?.data.contains("lifetime") == true)
+
+        // SIGTERM's drain: the server shuts down with a stream open; the stream is told why and
+        // ends, and the shutdown does not wait for it.
+        let reader = try await world.serve(Self.configuration()) { server in
+            let stream = try await Self.engine(world, server, user: "ada", device: "phone").serverEvents()
+            let (connected, isConnected) = AsyncStream<Void>.makeStream()
+            let reader = Task { () -> [ServerSentEvent] in
+                var messages: [ServerSentEvent] = []
+                for try await message in stream {
+                    messages.append(message)
+                    isConnected.yield()
+                }
+                return messages
+            }
+            for await _ in connected { break }
+            return reader
+        }
+        let messages = try await reader.value
+        #expect(messages.first == .comment("connected"))
+        #expect(messages.contains { if case .event("close", _, let data) = $0 { data.contains("shutting_down") } else { false } })
+    }
+
+    @Test func anSDKDeviceFollowingTheStreamPullsAnotherDevicesChange() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve(Self.configuration()) { server in
+            try await Self.waitUntilListening(server)
+            let phone = try await Self.engine(world, server, user: "ada", device: "phone")
+            let watch = try await Self.engine(world, server, user: "ada", device: "watch")
+            // No periodic sync to speak of: only the stream can bring the watch's habit.
+            var results = AutoSync(engine: phone, debounce: .zero, interval: .seconds(86_400), realtime: true).start().makeAsyncIterator()
+            for _ in 0..<3000 {
+                if try await server.get("/metrics").text.contains("habitsync_realtime_streams_open 1") { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let walk = try watch.store.save(Habit(name: "Walk", startDate: LocalDate(year: 2026, month: 11, day: 1)!))
+            _ = try await watch.sync()
+            var seen = false
+            for _ in 0..<10 where !seen {
+                _ = try #require(await results.next()).get()
+                seen = try phone.store.fetch(Habit.self, id: walk.id) != nil
+            }
+            #expect(seen)
+        }
+    }
+}
