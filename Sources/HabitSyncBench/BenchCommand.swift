@@ -20,6 +20,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(parsing: .upToNextOption, help: "How many concurrent devices each push run has.") var devices: [Int] = [1, 4, 16]
     @Flag(name: .customLong("hostile-memory"), help: "Measure only the server's peak RSS under 16 concurrent maximum-size pushes.") var hostileMemory = false
     @Flag(name: .customLong("push-only"), help: "Measure only the raw upsert ceiling and the push runs.") var pushOnly = false
+    @Flag(name: .customLong("realtime"), help: "Measure only the event streams: latency across two replicas, memory with idle streams, push throughput beside them.") var realtimeOnly = false
     @Flag(name: .customLong("history-scale"), help: "Measure only push and first-pull-of-a-day latency against a week, 5 and 10 years of history.") var historyScaleOnly = false
 
     struct Results: Codable {
@@ -66,6 +67,19 @@ struct BenchCommand: AsyncParsableCommand {
                 | after 16 concurrent 8 MiB batches of 1000 valid changes | \(String(format: "%.1f", memory.afterLargeValidBatchesPeakMiB)) | < 300 |
                 statuses: \(memory.statuses.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: ", "))
                 """)
+            return
+        }
+        if realtimeOnly {
+            let result: RealtimeBench.Result
+            do {
+                result = try await RealtimeBench.measure(environment, streams: quick ? 40 : 1_000, idleStreams: quick ? 100 : 5_000,
+                                                         samples: quick ? 20 : 400, batches: quick ? 3 : 20, log: log)
+            } catch {
+                await environment.stop()
+                throw error
+            }
+            await environment.stop()
+            print(RealtimeBench.table(result))
             return
         }
         let histories = quick ? [("a week", 7), ("1 year", 365)] : [("a week", 7), ("5 years", 5 * 365), ("10 years", 10 * 365)]

@@ -6,10 +6,14 @@ import ServerHarness
 final class BenchEnvironment {
     let database: HarnessDatabase
     let server: ServerProcess
+    let serverBinary: String
+    let migrationsDirectory: String
     private let workDirectory: URL
     private let removeWorkDirectory: UUID
 
     init(databaseURL: String?, serverBinary: String, migrationsDirectory: String) async throws {
+        self.serverBinary = serverBinary
+        self.migrationsDirectory = migrationsDirectory
         workDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-bench-\(getpid())")
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
         // Registered first, so an interrupted run removes the folder after stopping what is in it.
@@ -18,13 +22,25 @@ final class BenchEnvironment {
         database = try await HarnessDatabase(databaseURL: databaseURL, directory: workDirectory, migrationsDirectory: URL(fileURLWithPath: migrationsDirectory), durable: true)
         // Request logs go to a file, as in production: the server pays for them, the raw
         // ceiling does not, and that is part of what is measured.
-        server = ServerProcess(
-            binary: URL(fileURLWithPath: serverBinary), databaseURL: database.connectionString, logDirectory: workDirectory,
+        server = Self.serverProcess(name: "server", binary: serverBinary, database: database, logDirectory: workDirectory, migrationsDirectory: migrationsDirectory)
+        try await server.start()
+    }
+
+    static func serverProcess(name: String, binary: String, database: HarnessDatabase, logDirectory: URL, migrationsDirectory: String) -> ServerProcess {
+        ServerProcess(
+            binary: URL(fileURLWithPath: binary), databaseURL: database.connectionString, logDirectory: logDirectory, name: name,
             // The migrations folder as the benchmark was given it, made absolute: the server's
             // own default would look in its working directory.
             extraArguments: ["--migrate", "off", "--pool-size", "20", "--log-level", "info", "--statement-timeout", "60s",
                              "--migrations-dir", URL(fileURLWithPath: migrationsDirectory).standardizedFileURL.path])
-        try await server.start()
+    }
+
+    /// Another replica on the same database (the realtime measurement), started; the caller
+    /// stops it.
+    func startReplica(name: String) async throws -> ServerProcess {
+        let replica = Self.serverProcess(name: name, binary: serverBinary, database: database, logDirectory: workDirectory, migrationsDirectory: migrationsDirectory)
+        try await replica.start()
+        return replica
     }
 
     var baseURL: String { server.baseURL }

@@ -127,6 +127,16 @@ public final class ServerProcess {
         return kilobytes / 1024
     }
 
+    /// The process's resident set size now (`VmRSS`), in MiB; 0 when it is not running.
+    public func residentMiB() -> Double {
+        guard let process, process.isRunning,
+            let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes / 1024
+    }
+
     /// SIGTERM, then SIGKILL if it has not exited within `grace`.
     public func stop(grace: Duration = .seconds(30)) async {
         send(SIGTERM)

@@ -69,4 +69,27 @@ import TestSupport
         }
         #expect(printed.contains("valid 200×16"), "every valid batch is stored in the end: \(printed)")
     }
+
+    /// `--realtime --quick`: two replicas, streams over both, every push's event found on the
+    /// other replica (the run fails otherwise), and every row printed.
+    @Test func theRealtimeRunTimesEventsAcrossReplicas() async throws {
+        let directory = try makeTemporaryDirectory("habitsync-bench-realtime")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = Process()
+        process.executableURL = Self.benchBinary
+        process.arguments = ["--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path, "--realtime", "--quick"]
+        process.currentDirectoryURL = directory
+        let table = directory.appendingPathComponent("table.txt")
+        FileManager.default.createFile(atPath: table.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: table)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        await process.exited()
+        #expect(process.terminationStatus == 0)
+        let printed = try String(contentsOf: table, encoding: .utf8)
+        for row in ["| push ack on replica A → event on replica B, p50 (40 streams over two replicas, 20 pushes)", "| replica B RSS with 100 idle streams",
+                    "| push, 16 devices, 40 streams open"] {
+            #expect(printed.contains(row), "\(printed)")
+        }
+    }
 }
