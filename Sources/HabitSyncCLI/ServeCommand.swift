@@ -65,6 +65,26 @@ struct ServeCommand: AsyncParsableCommand {
         "How long a request waits for a free database connection before it gets 503. Env: HABITSYNC_POOL_LEASE_TIMEOUT. Default: 10s.", valueName: "duration"))
     var poolLeaseTimeout: String?
 
+    @Option(name: .customLong("max-streams-per-user"), help: ArgumentHelp(
+        "Open event streams (GET /v1/sync/events) one user may have (429 beyond). Env: HABITSYNC_MAX_STREAMS_PER_USER. Default: 10.", valueName: "n"))
+    var maxStreamsPerUser: String?
+
+    @Option(name: .customLong("max-streams"), help: ArgumentHelp(
+        "Open event streams this server allows (429 beyond). Env: HABITSYNC_MAX_STREAMS. Default: 10000.", valueName: "n"))
+    var maxStreams: String?
+
+    @Option(name: .customLong("stream-heartbeat"), help: ArgumentHelp(
+        "How often a quiet event stream gets a comment line. Env: HABITSYNC_STREAM_HEARTBEAT. Default: 15s.", valueName: "duration"))
+    var streamHeartbeat: String?
+
+    @Option(name: .customLong("stream-lifetime"), help: ArgumentHelp(
+        "How long an event stream lives before the server closes it with a retry hint. Env: HABITSYNC_STREAM_LIFETIME. Default: 1h.", valueName: "duration"))
+    var streamLifetime: String?
+
+    @Option(name: .customLong("stream-idle-timeout"), help: ArgumentHelp(
+        "How long an event stream may go without an event before it is closed. Env: HABITSYNC_STREAM_IDLE_TIMEOUT. Default: 15m.", valueName: "duration"))
+    var streamIdleTimeout: String?
+
     struct Settings {
         var server: ServerConfiguration
         var migrate: MigrateMode
@@ -114,8 +134,26 @@ struct ServeCommand: AsyncParsableCommand {
             default: Duration.seconds(10), rule: "must be a positive duration such as 10s", parse: ConfigurationValue.duration)
         let limits = SyncLimits(maximumChanges: maxChanges, maximumBodyBytes: maxBytes,
                                 maximumClockSkewSeconds: skew / .seconds(1))
+        var realtime = RealtimeLimits()
+        realtime.streamsPerUser = try ConfigurationValue.resolve(
+            flag: maxStreamsPerUser, flagName: "max-streams-per-user", environmentVariable: "HABITSYNC_MAX_STREAMS_PER_USER", default: realtime.streamsPerUser,
+            rule: "must be a whole number from 1 to 1000", parse: { ConfigurationValue.positiveInt($0).flatMap { $0 <= 1000 ? $0 : nil } })
+        realtime.streams = try ConfigurationValue.resolve(
+            flag: maxStreams, flagName: "max-streams", environmentVariable: "HABITSYNC_MAX_STREAMS", default: realtime.streams,
+            rule: "must be a whole number from 1 to 1000000", parse: { ConfigurationValue.positiveInt($0).flatMap { $0 <= 1_000_000 ? $0 : nil } })
+        realtime.heartbeat = try ConfigurationValue.resolve(
+            flag: streamHeartbeat, flagName: "stream-heartbeat", environmentVariable: "HABITSYNC_STREAM_HEARTBEAT", default: realtime.heartbeat,
+            rule: "must be a positive duration such as 15s", parse: ConfigurationValue.duration)
+        realtime.maximumLifetime = try ConfigurationValue.resolve(
+            flag: streamLifetime, flagName: "stream-lifetime", environmentVariable: "HABITSYNC_STREAM_LIFETIME", default: realtime.maximumLifetime,
+            rule: "must be a positive duration such as 1h", parse: ConfigurationValue.duration)
+        realtime.idleLifetime = try ConfigurationValue.resolve(
+            flag: streamIdleTimeout, flagName: "stream-idle-timeout", environmentVariable: "HABITSYNC_STREAM_IDLE_TIMEOUT", default: realtime.idleLifetime,
+            rule: "must be a positive duration such as 15m", parse: ConfigurationValue.duration)
+        var server = ServerConfiguration(host: host, port: port, statementTimeout: statementTimeout, limits: limits, bodyBudgetBytes: budget)
+        server.realtime = realtime
         return Settings(
-            server: ServerConfiguration(host: host, port: port, statementTimeout: statementTimeout, limits: limits, bodyBudgetBytes: budget),
+            server: server,
             migrate: migrate, poolSize: poolSize, poolLeaseTimeout: leaseTimeout, drainTimeout: drainTimeout, requestRole: requestRole)
     }
 
