@@ -92,6 +92,7 @@ public final class AutoSync: Sendable {
     private func followServerEvents() async {
         var lastEventID: String?
         var failures = 0
+        var retryAfter: Double?
         while !Task.isCancelled {
             do {
                 for try await message in try await engine.serverEvents(lastEventID: lastEventID) {
@@ -102,8 +103,9 @@ public final class AutoSync: Sendable {
                 }
             } catch {
                 failures += 1
+                if case .retryLater(let seconds)? = error as? SyncError { retryAfter = seconds } else { retryAfter = nil }
             }
-            let wait = failures == 0 ? 0.5 : policy.delay(attempt: min(failures - 1, 16), retryAfter: nil, random: Double.random(in: 0...1))
+            let wait = failures == 0 ? 0.5 : policy.delay(attempt: min(failures - 1, 16), retryAfter: retryAfter, random: Double.random(in: 0...1))
             do { try await sleep(.seconds(wait)) } catch { return }
         }
     }
