@@ -4,7 +4,8 @@ import Synchronization
 
 /// PostgreSQL stops for a while during a push load: requests get 503 with Retry-After (never a
 /// 500, never a dropped connection), and the same server process serves again within seconds
-/// of PostgreSQL returning, with nothing lost.
+/// of PostgreSQL returning, with nothing lost. An event stream open throughout is told to pull
+/// once the server listens again, and hears the next change.
 enum DatabaseOutage {
     static let name = "PostgreSQL stopped during a push load"
 
@@ -21,6 +22,9 @@ enum DatabaseOutage {
         let readiness = Mutex<[(at: ContinuousClock.Instant, status: Int)]>([])
         let probe = DeviceClient(baseURL: server.baseURL, token: "", device: "probe", timeout: 10)
         let probing = Atomic<Bool>(true)
+        let watcherToken = try await environment.database.token(user: "outage-watcher")
+        let port = server.port
+        let watcher = try await onOwnThread { try EventStreamSocket(port: port, token: watcherToken, device: "watch") }
 
         async let load = withTaskGroup(of: Int.self) { group in
             for device in devices { group.addTask { await device.run(log: log, policy: .untilAcknowledged, deadline: deadline) } }
@@ -46,6 +50,11 @@ enum DatabaseOutage {
         let acknowledgedTotal = await load
         probing.store(false, ordering: .relaxed)
         await probes
+        // The stream lived through the outage; the server's listener came back and said so.
+        let toldToPull = (try? await onOwnThread { try watcher.waitFor("event: pull", milliseconds: 60_000) }) ?? false
+        let change = try await environment.client(user: "outage-watcher", device: "phone", baseURL: server.baseURL)
+            .push(Data(#"{"batchId":"\#(UUID().uuidString)","changes":[{"collection":"xpTransactions","op":"upsert","id":"\#(UUID().uuidString)","updatedAt":"2026-01-01T00:00:00.000Z","record":{"amount":5,"reason":"after the outage","timestamp":"2026-01-01T00:00:00.000Z"}}]}"#.utf8))
+        let heardChange = change.status == 200 ? ((try? await onOwnThread { try watcher.waitFor("event: change", milliseconds: 60_000) }) ?? false) : false
 
         let attempts = log.all
         let during = attempts.filter { $0.finished > stoppedAt && $0.started < backAt }
@@ -75,6 +84,8 @@ enum DatabaseOutage {
         } else {
             report.check(false, "no push was acknowledged after PostgreSQL returned")
         }
+        report.check(toldToPull, "an event stream open through the outage was told to pull when the server listened again")
+        report.check(heardChange, "… and heard the first change pushed after it")
         report.check(acknowledgedTotal == totalBatches, "every device's queue completed (acknowledged \(acknowledgedTotal) of \(totalBatches))")
         report.check(lost == 0 && tally.partial == 0 && tally.complete == totalBatches, "every acknowledged batch is stored whole and exactly once (found \(acknowledged.count - lost), lost \(lost), partial \(tally.partial))")
 
@@ -86,5 +97,12 @@ enum DatabaseOutage {
         report.count("attempts during the outage", during.count)
         report.note(String(format: "PostgreSQL was down %.1f s", (backAt - stoppedAt) / .seconds(1)))
         return report
+    }
+}
+
+/// Runs blocking socket work on a thread of its own, never on the cooperative pool.
+func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
     }
 }

@@ -41,6 +41,9 @@ struct ChangeFeed: Service {
         switch event {
         case .listening(reconnected: false):
             metrics.recordListening(true)
+            // Streams opened before the first connection (PostgreSQL was not up) may have
+            // missed a change: they pull too.
+            streams.pullEverywhere(reason: "listener_reconnected")
             logger.info("listening for changes", metadata: ["channel": "\(listener.channel)"])
         case .listening(reconnected: true):
             metrics.recordListening(true)

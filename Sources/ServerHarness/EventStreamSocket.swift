@@ -4,20 +4,20 @@ import Foundation
 import Glibc
 #endif
 
-/// One `GET /v1/sync/events` stream over a plain socket, for the realtime measurements: a
-/// thousand of these cost the benchmark a file descriptor each, not a URLSession task.
+/// One `GET /v1/sync/events` stream over a plain socket, for the realtime benchmark and the
+/// fault suite: a thousand of these cost a file descriptor each, not a URLSession task.
 // @unchecked Sendable: one thread uses a socket at a time — the benchmark opens them on one
 // thread and hands them, through that thread's completion (which orders the accesses), to
 // the thread that reads them; nothing touches one concurrently.
-final class EventStreamSocket: @unchecked Sendable {
-    let descriptor: Int32
+public final class EventStreamSocket: @unchecked Sendable {
+    public let descriptor: Int32
     private var buffer: [UInt8] = []
 
     /// Connects, asks for the stream, and reads until the server's `: connected` (the stream
     /// is registered from then on).
-    init(port: Int, token: String, device: String) throws {
+    public init(port: Int, token: String, device: String) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw BenchError("socket() failed: errno \(errno)") }
+        guard descriptor >= 0 else { throw HarnessError("socket() failed: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -27,14 +27,14 @@ final class EventStreamSocket: @unchecked Sendable {
         }
         guard connected == 0 else {
             close(descriptor)
-            throw BenchError("connect() to port \(port) failed: errno \(errno)")
+            throw HarnessError("connect() to port \(port) failed: errno \(errno)")
         }
         let request = "GET /v1/sync/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nX-Device-Id: \(device)\r\nAccept: text/event-stream\r\n\r\n"
         let bytes = Array(request.utf8)
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { close(descriptor); throw BenchError("send() failed: errno \(errno)") }
+            guard n > 0 else { close(descriptor); throw HarnessError("send() failed: errno \(errno)") }
             sent += n
         }
         guard try waitFor("\r\n\r\n", milliseconds: 30_000, consuming: false),
@@ -42,7 +42,7 @@ final class EventStreamSocket: @unchecked Sendable {
               try waitFor(": connected", milliseconds: 30_000)
         else {
             close(descriptor)
-            throw BenchError("the stream did not open: \(String(decoding: buffer.prefix(200), as: UTF8.self))")
+            throw HarnessError("the stream did not open: \(String(decoding: buffer.prefix(200), as: UTF8.self))")
         }
     }
 
@@ -50,7 +50,7 @@ final class EventStreamSocket: @unchecked Sendable {
 
     /// Reads until `text` has arrived (then forgets what was read, up to it, if `consuming`),
     /// or `milliseconds` passed.
-    func waitFor(_ text: String, milliseconds: Int32, consuming: Bool = true) throws -> Bool {
+    public func waitFor(_ text: String, milliseconds: Int32, consuming: Bool = true) throws -> Bool {
         let needle = Array(text.utf8)
         let deadline = ContinuousClock.now + .milliseconds(Int(milliseconds))
         while true {
@@ -65,13 +65,13 @@ final class EventStreamSocket: @unchecked Sendable {
             if ready <= 0 { continue }
             var chunk = [UInt8](repeating: 0, count: 16 * 1024)
             let n = chunk.withUnsafeMutableBytes { recv(self.descriptor, $0.baseAddress, $0.count, 0) }
-            guard n > 0 else { throw BenchError("the stream closed (recv: \(n), errno \(errno))") }
+            guard n > 0 else { throw HarnessError("the stream closed (recv: \(n), errno \(errno))") }
             buffer.append(contentsOf: chunk[..<n])
         }
     }
 
     /// Reads whatever has arrived without waiting, and forgets it.
-    func drain() {
+    public func drain() {
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while chunk.withUnsafeMutableBytes({ recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
         buffer.removeAll()
