@@ -181,6 +181,12 @@ import Testing
             return try await Self.nextEvent(&events)
         }
         #expect(lifetime?.name == "close" && lifetime?.data.contains("lifetime") == true)
+        // Heartbeats do not count as events: a quiet stream still ends when idle.
+        let idle = try await world.serve(Self.configuration { $0.idleLifetime = .milliseconds(300); $0.heartbeat = .milliseconds(50) }) { server in
+            var events = try await Self.open(try await Self.engine(world, server, user: "ada", device: "phone"))
+            return try await Self.nextEvent(&events)
+        }
+        #expect(idle?.name == "close" && idle?.data.contains("idle") == true)
 
         // SIGTERM's drain: the server shuts down with a stream open; the stream is told why and
         // ends, and the shutdown does not wait for it.
