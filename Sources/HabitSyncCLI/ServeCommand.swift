@@ -70,7 +70,7 @@ struct ServeCommand: AsyncParsableCommand {
     var maxStreamsPerUser: String?
 
     @Option(name: .customLong("max-streams"), help: ArgumentHelp(
-        "Open event streams this server allows (429 beyond). Env: HABITSYNC_MAX_STREAMS. Default: 10000.", valueName: "n"))
+        "Open event streams this server allows (429 beyond). Env: HABITSYNC_MAX_STREAMS. Default: 5000.", valueName: "n"))
     var maxStreams: String?
 
     @Option(name: .customLong("stream-heartbeat"), help: ArgumentHelp(

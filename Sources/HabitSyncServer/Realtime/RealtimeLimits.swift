@@ -3,7 +3,7 @@ public struct RealtimeLimits: Sendable {
     /// Open streams of one user (all devices) beyond which a new one is `429`.
     public var streamsPerUser = 10
     /// Open streams of this server beyond which a new one is `429`.
-    public var streams = 10_000
+    public var streams = 5_000
     /// A comment line this often keeps proxies and load balancers from closing a quiet stream.
     public var heartbeat: Duration = .seconds(15)
     /// A stream is closed (with a retry hint) after this long, so connections move between
