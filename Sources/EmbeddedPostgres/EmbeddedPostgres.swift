@@ -53,8 +53,8 @@ public final class EmbeddedPostgres: Sendable {
         public let connectionString: String
         public let port: Int
         public let startedHere: Bool
-        let superuser: String
-        let password: String
+        public let superuser: String
+        public let password: String
 
         /// The same server and credentials, another database.
         public func connectionString(database: String) -> String {

@@ -65,6 +65,21 @@ struct ServeCommand: AsyncParsableCommand {
         "How long a request waits for a free database connection before it gets 503. Env: HABITSYNC_POOL_LEASE_TIMEOUT. Default: 10s.", valueName: "duration"))
     var poolLeaseTimeout: String?
 
+    @Option(name: .customLong("request-database-url"), help: ArgumentHelp(
+        "Where requests connect, if not --database-url: a connection pooler such as PgBouncer. Migrations and the realtime listener always use --database-url (direct). Env: HABITSYNC_REQUEST_DATABASE_URL.",
+        valueName: "url"))
+    var requestDatabaseURL: String?
+
+    @Option(name: .customLong("request-pooling"), help: ArgumentHelp(
+        "session (a direct connection or a session pooler) or transaction (PgBouncer pool_mode=transaction: nothing is kept on the session). Env: HABITSYNC_REQUEST_POOLING. Default: session.",
+        valueName: "mode"))
+    var requestPooling: String?
+
+    @Option(name: .customLong("prepared-statements"), help: ArgumentHelp(
+        "on: statements are prepared by name once per connection; off: unnamed (PgBouncer before 1.21 in transaction mode). Env: HABITSYNC_PREPARED_STATEMENTS. Default: on.",
+        valueName: "on|off"))
+    var preparedStatements: String?
+
     @Option(name: .customLong("max-streams-per-user"), help: ArgumentHelp(
         "Open event streams (GET /v1/sync/events) one user may have (429 beyond). Env: HABITSYNC_MAX_STREAMS_PER_USER. Default: 10.", valueName: "n"))
     var maxStreamsPerUser: String?
@@ -92,6 +107,9 @@ struct ServeCommand: AsyncParsableCommand {
         var poolLeaseTimeout: Duration
         var drainTimeout: Duration
         var requestRole: String
+        var requestDatabaseURL: String?
+        var transactionPooling: Bool
+        var namedPreparedStatements: Bool
     }
 
     /// Every setting resolved and checked before anything starts.
@@ -150,11 +168,27 @@ struct ServeCommand: AsyncParsableCommand {
         realtime.idleLifetime = try ConfigurationValue.resolve(
             flag: streamIdleTimeout, flagName: "stream-idle-timeout", environmentVariable: "HABITSYNC_STREAM_IDLE_TIMEOUT", default: realtime.idleLifetime,
             rule: "must be a positive duration such as 15m", parse: ConfigurationValue.duration)
+        // Checked here rather than by `resolve`, whose message repeats the value (a password).
+        let requestURL = try ConfigurationValue.resolve(
+            flag: requestDatabaseURL, flagName: "request-database-url", environmentVariable: "HABITSYNC_REQUEST_DATABASE_URL", default: "",
+            rule: "", parse: { $0 })
+        if !requestURL.isEmpty {
+            do { try PGConnectionConfiguration.validate(requestURL) } catch {
+                throw ValidationError("--request-database-url (or HABITSYNC_REQUEST_DATABASE_URL): not a libpq connection string: \(error.message)")
+            }
+        }
+        let pooling = try ConfigurationValue.resolve(
+            flag: requestPooling, flagName: "request-pooling", environmentVariable: "HABITSYNC_REQUEST_POOLING", default: false,
+            rule: "must be session or transaction", parse: { ["session": false, "transaction": true][$0] })
+        let prepared = try ConfigurationValue.resolve(
+            flag: preparedStatements, flagName: "prepared-statements", environmentVariable: "HABITSYNC_PREPARED_STATEMENTS", default: true,
+            rule: "must be on or off", parse: { ["on": true, "off": false][$0] })
         var server = ServerConfiguration(host: host, port: port, statementTimeout: statementTimeout, limits: limits, bodyBudgetBytes: budget)
         server.realtime = realtime
         return Settings(
             server: server,
-            migrate: migrate, poolSize: poolSize, poolLeaseTimeout: leaseTimeout, drainTimeout: drainTimeout, requestRole: requestRole)
+            migrate: migrate, poolSize: poolSize, poolLeaseTimeout: leaseTimeout, drainTimeout: drainTimeout, requestRole: requestRole,
+            requestDatabaseURL: requestURL.isEmpty ? nil : requestURL, transactionPooling: pooling, namedPreparedStatements: prepared)
     }
 
     func run() async throws {
@@ -173,12 +207,15 @@ struct ServeCommand: AsyncParsableCommand {
 
         let pool = PGPool(
             configuration: .init(
-                connection: ServerConfiguration.requestConnection(connectionString: database.connectionString, role: settings.requestRole),
+                connection: ServerConfiguration.requestConnection(
+                    connectionString: settings.requestDatabaseURL ?? database.connectionString, role: settings.requestRole,
+                    transactionPooling: settings.transactionPooling, namedPreparedStatements: settings.namedPreparedStatements),
                 maximumConnections: settings.poolSize, leaseTimeout: settings.poolLeaseTimeout),
             logger: logger)
         let readiness = Readiness()
         let app = buildApplication(
             configuration: settings.server, pool: pool, readiness: readiness, binaryHeadVersion: directory.headVersion, logger: logger,
+            listenerConnection: PGConnectionConfiguration(connectionString: database.connectionString),
             onServerRunning: { port in logger.info("serving", metadata: ["host": "\(settings.server.host)", "port": "\(port)"]) })
         let group = ServiceGroup(
             configuration: .init(

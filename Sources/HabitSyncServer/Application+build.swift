@@ -11,6 +11,8 @@ import NIOCore
 ///   - pool: the request pool (connections `SET ROLE habitsync_app`, which cannot bypass RLS).
 ///   - binaryHeadVersion: the highest migration this binary ships; `/readyz` wants the
 ///     database at or past it.
+///   - listenerConnection: where the realtime listener connects (`LISTEN` needs a session of
+///     its own: a direct connection, never a transaction pooler); nil: the pool's.
 ///   - onServerRunning: called with the bound port once the server listens.
 public func buildApplication(
     configuration: ServerConfiguration,
@@ -19,6 +21,7 @@ public func buildApplication(
     metrics: ServerMetrics = ServerMetrics(),
     binaryHeadVersion: Int,
     logger: Logger,
+    listenerConnection: PGConnectionConfiguration? = nil,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let router = Router(context: HabitSyncRequestContext.self)
@@ -38,7 +41,7 @@ public func buildApplication(
     StatsController(stats: StatsStore(pool: pool, statementTimeout: configuration.statementTimeout)).addRoutes(to: v1)
     // Realtime: one LISTEN connection for the whole server, feeding every open stream.
     let streams = ChangeStreams(limits: configuration.realtime)
-    let feed = ChangeFeed(listener: PGListener(configuration: pool.configuration.connection, channel: ChangeNotice.channel),
+    let feed = ChangeFeed(listener: PGListener(configuration: listenerConnection ?? pool.configuration.connection, channel: ChangeNotice.channel),
                           streams: streams, metrics: metrics, logger: logger)
     EventsController(streams: streams, pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout), metrics: metrics).addRoutes(to: v1)
     routeMethods.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })

@@ -13,8 +13,10 @@ public struct ServerConfiguration: Sendable {
 
     /// How the request pool connects: as `role`, with `requestSessionSettings`. `serve` and
     /// the tests' servers both build their pool from this.
-    public static func requestConnection(connectionString: String, role: String?) -> PGConnectionConfiguration {
-        PGConnectionConfiguration(connectionString: connectionString, role: role, sessionSettings: requestSessionSettings)
+    public static func requestConnection(connectionString: String, role: String?, transactionPooling: Bool = false,
+                                         namedPreparedStatements: Bool = true) -> PGConnectionConfiguration {
+        PGConnectionConfiguration(connectionString: connectionString, role: role, sessionSettings: requestSessionSettings,
+                                  transactionPooling: transactionPooling, namedPreparedStatements: namedPreparedStatements)
     }
 
     public var host: String

@@ -26,9 +26,11 @@ public final class PGConnection: Sendable {
     public let backendPID: Int32
     private let broken = Atomic<Bool>(false)
     private let statementCounter: StatementCounter?
+    private let namedPreparedStatements: Bool
 
-    private init(handle: sending Handle, backendPID: Int32, threadPool: NIOThreadPool, statementCounter: StatementCounter?) {
+    private init(handle: sending Handle, backendPID: Int32, threadPool: NIOThreadPool, statementCounter: StatementCounter?, namedPreparedStatements: Bool) {
         self.statementCounter = statementCounter
+        self.namedPreparedStatements = namedPreparedStatements
         self.handle = Mutex(handle)
         self.backendPID = backendPID
         self.threadPool = threadPool
@@ -52,20 +54,18 @@ public final class PGConnection: Sendable {
                 PQfinish(pointer)
                 throw PGError(kind: .connection, message: message.isEmpty ? "could not connect" : message)
             }
-            return PGConnection(handle: Handle(pointer), backendPID: PQbackendPID(pointer), threadPool: threadPool, statementCounter: statementCounter)
+            return PGConnection(handle: Handle(pointer), backendPID: PQbackendPID(pointer), threadPool: threadPool, statementCounter: statementCounter,
+                                namedPreparedStatements: configuration.namedPreparedStatements)
         }
-        do {
-            var setup = "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; SET IntervalStyle TO 'iso_8601'; SET client_min_messages TO warning"
-            if let role = configuration.role {
-                setup += "; SET ROLE " + PGQuery.quoteIdentifier(role)
+        // Through a transaction pooler the session is not ours: nothing is set on it (every
+        // transaction sets what it needs, `PGPool.withTransaction`).
+        if !configuration.transactionPooling {
+            do {
+                try await connection.simpleQuery(unsafeSQL: configuration.setupSQL(local: false))
+            } catch {
+                connection.close()
+                throw error
             }
-            try await connection.simpleQuery(unsafeSQL: setup)
-            for (name, value) in configuration.sessionSettings.sorted(by: { $0.key < $1.key }) {
-                try await connection.query("SELECT set_config(\(name), \(value), false)")
-            }
-        } catch {
-            connection.close()
-            throw error
         }
         return connection
     }
@@ -80,6 +80,9 @@ public final class PGConnection: Sendable {
     @discardableResult
     public func query(_ query: PGQuery) async throws -> PGResult {
         try Self.refuseNULInText(query.binds)
+        if !namedPreparedStatements {
+            return try await onThreadPool { pointer in try Self.executeUnnamed(query, on: pointer) }
+        }
         return try await onThreadPoolWithHandle { handle, pointer in try Self.executePrepared(query, handle: handle, on: pointer) }
     }
 
@@ -210,6 +213,17 @@ public final class PGConnection: Sendable {
             guard let pointer = handle.pointer else { return false }
             return PQstatus(pointer) == CONNECTION_OK
         }
+    }
+
+    /// One statement as an unnamed one (parse, bind, execute in one message sequence): what a
+    /// transaction pooler without prepared-statement support can carry.
+    private static func executeUnnamed(_ query: PGQuery, on pointer: OpaquePointer) throws -> PGResult {
+        let result = withParameters(query.binds) { types, values, lengths, formats in
+            PQexecParams(pointer, query.sql, Int32(query.binds.count), types, values, lengths, formats, 0)
+        }
+        guard let result else { throw connectionError(pointer) }
+        defer { PQclear(result) }
+        return try copy(result, pointer)
     }
 
     private static func executePrepared(_ query: PGQuery, handle: Handle, on pointer: OpaquePointer) throws -> PGResult {

@@ -14,13 +14,41 @@ public struct PGConnectionConfiguration: Sendable {
     /// Server settings for every session of this configuration (`set_config(name, value,
     /// false)` right after connecting), such as turning off parallel query for short requests.
     public var sessionSettings: [String: String]
+    /// The connection string names a transaction pooler (PgBouncer with `pool_mode =
+    /// transaction`): a server connection serves other clients between our transactions, so
+    /// nothing is set on the session. The role, the time zone, the date style and the session
+    /// settings are set with `SET LOCAL` in every transaction instead (they always are; this
+    /// only drops the session-level copy), and statements outside a transaction are refused
+    /// by the pool's `withConnection`, which runs them in one.
+    public var transactionPooling: Bool
+    /// Statements are prepared once per session under a name and executed by name. A
+    /// transaction pooler before PgBouncer 1.21 (or with `max_prepared_statements = 0`) cannot
+    /// follow named statements across server connections: turn this off there, and every
+    /// statement goes as an unnamed one.
+    public var namedPreparedStatements: Bool
 
-    public init(connectionString: String, applicationName: String = "habitsync-server", connectTimeoutSeconds: Int = 5, role: String? = nil, sessionSettings: [String: String] = [:]) {
+    public init(connectionString: String, applicationName: String = "habitsync-server", connectTimeoutSeconds: Int = 5, role: String? = nil,
+                sessionSettings: [String: String] = [:], transactionPooling: Bool = false, namedPreparedStatements: Bool = true) {
         self.connectionString = connectionString
         self.applicationName = applicationName
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.role = role
         self.sessionSettings = sessionSettings
+        self.transactionPooling = transactionPooling
+        self.namedPreparedStatements = namedPreparedStatements
+    }
+
+    /// What every session or transaction of this configuration runs first: UTC, ISO dates and
+    /// intervals, warnings only, the settings and the role. `local` makes each a `SET LOCAL`,
+    /// which ends with the transaction.
+    func setupSQL(local: Bool) -> String {
+        let set = local ? "SET LOCAL " : "SET "
+        var statements = [set + "TimeZone TO 'UTC'", set + "DateStyle TO 'ISO, YMD'", set + "IntervalStyle TO 'iso_8601'", set + "client_min_messages TO warning"]
+        for (name, value) in sessionSettings.sorted(by: { $0.key < $1.key }) {
+            statements.append(set + PGQuery.quoteIdentifier(name) + " TO " + PGQuery.quoteLiteral(value))
+        }
+        if let role { statements.append(set + "ROLE " + PGQuery.quoteIdentifier(role)) }
+        return statements.joined(separator: "; ")
     }
 
     /// Checks the connection string's syntax without connecting. The message never repeats

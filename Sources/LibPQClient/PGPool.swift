@@ -89,9 +89,11 @@ public final class PGPool: Service, Sendable {
         }
     }
 
-    /// Lends a connection for the duration of `body`.
+    /// Lends a connection for the duration of `body`. Through a transaction pooler the
+    /// session has no role or settings of ours, so `body` runs in a transaction that sets them.
     @discardableResult
     public func withConnection<Result>(_ body: (PGConnection) async throws -> Result) async throws -> Result {
+        if configuration.connection.transactionPooling { return try await withTransaction(body) }
         let connection = try await lease()
         do {
             let result = try await body(connection)
@@ -105,8 +107,11 @@ public final class PGPool: Service, Sendable {
 
     /// Runs `body` inside a transaction: committed when it returns, rolled back when it throws.
     /// `statementTimeout` applies to each statement of this transaction only
-    /// (`SET LOCAL statement_timeout`). A connection that turns out to be dead at `BEGIN` is
-    /// replaced and the transaction started again, since nothing has run yet.
+    /// (`SET LOCAL statement_timeout`). The role, time zone, date style and settings are set
+    /// with `SET LOCAL` too, in the same round trip as `BEGIN`: nothing the transaction depends
+    /// on comes from the session, which a transaction pooler shares with other clients. A
+    /// connection that turns out to be dead at `BEGIN` is replaced and the transaction started
+    /// again, since nothing has run yet.
     @discardableResult
     public func withTransaction<Result>(
         isolation: IsolationLevel = .readCommitted,
@@ -119,6 +124,7 @@ public final class PGPool: Service, Sendable {
             let milliseconds = max(1, Int64(statementTimeout / .milliseconds(1)))
             begin += "; SET LOCAL statement_timeout = \(milliseconds)"
         }
+        begin += "; " + configuration.connection.setupSQL(local: true)
         var attempt = 0
         while true {
             attempt += 1

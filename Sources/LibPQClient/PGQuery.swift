@@ -99,6 +99,12 @@ public struct PGQuery: Sendable, ExpressibleByStringInterpolation, CustomStringC
         }
     }
 
+    /// `'text'`, with `'` doubled (and standard_conforming_strings on, as it is by default):
+    /// for fixed settings written into session commands, never for input.
+    public static func quoteLiteral(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
     /// `"name"`, with `"` doubled: safe for any string as an identifier.
     public static func quoteIdentifier(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""

@@ -16,8 +16,14 @@ public struct RunningServer: Sendable {
         database: TestDatabase, binaryHeadVersion: Int? = nil, configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0),
         poolSize: Int = 4, _ body: (RunningServer) async throws -> T
     ) async throws -> T {
+        // Through PgBouncer (HABITSYNC_TEST_PGBOUNCER=1) as `serve --request-database-url …
+        // --request-pooling transaction --prepared-statements off` would; the realtime
+        // listener always connects directly.
+        let pooled = database.pooledConnectionString
         let pool = PGPool(
-            configuration: .init(connection: ServerConfiguration.requestConnection(connectionString: database.connectionString, role: "habitsync_app"),
+            configuration: .init(connection: ServerConfiguration.requestConnection(
+                connectionString: pooled ?? database.connectionString, role: "habitsync_app",
+                transactionPooling: pooled != nil, namedPreparedStatements: pooled == nil),
                                  maximumConnections: poolSize),
             logger: TestPostgres.logger)
         let readiness = Readiness()
@@ -29,6 +35,7 @@ public struct RunningServer: Sendable {
             configuration: configuration, pool: pool, readiness: readiness, metrics: metrics,
             // The head of the repository's migrations, as `serve` computes it.
             binaryHeadVersion: try binaryHeadVersion ?? MigrationDirectory(url: TestPostgres.migrationsDirectory).headVersion, logger: TestPostgres.logger,
+            listenerConnection: PGConnectionConfiguration(connectionString: database.connectionString),
             onServerRunning: { portContinuation.yield($0) })
         let group = ServiceGroup(services: [pool, app, readiness], logger: TestPostgres.logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in

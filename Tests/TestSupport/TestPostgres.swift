@@ -16,6 +16,10 @@ public actor TestPostgres {
     public static let shared = TestPostgres()
     /// The cluster this process started (none with HABITSYNC_TEST_DATABASE_URL), stopped at exit.
     static let cluster = Mutex<ThrowawayCluster?>(nil)
+    /// With `HABITSYNC_TEST_PGBOUNCER=1`, every in-process server's requests go through this
+    /// PgBouncer in transaction mode (`RunningServer`); stopped at exit.
+    static let bouncer = Mutex<TestPgBouncer?>(nil)
+    public static let throughPgBouncer = ProcessInfo.processInfo.environment["HABITSYNC_TEST_PGBOUNCER"].map { !$0.isEmpty && $0 != "0" } ?? false
 
     // Tasks, not values: an actor method suspends at each await, and concurrent tests must
     // share the one start-up instead of racing to do it twice.
@@ -27,6 +31,8 @@ public actor TestPostgres {
         /// Connection string of a database to run CREATE DATABASE from.
         let admin: String
         let forDatabase: @Sendable (String) -> String
+        /// The same database through PgBouncer, when the suite runs through one.
+        var pooledForDatabase: (@Sendable (String) -> String)? = nil
     }
 
     public static let logger: Logger = {
@@ -47,7 +53,7 @@ public actor TestPostgres {
         let server = try await serverWithTemplate()
         let name = nextName()
         try await Self.admin(server) { try await $0.simpleQuery(unsafeSQL: "CREATE DATABASE \(PGQuery.quoteIdentifier(name))") }
-        return TestDatabase(name: name, connectionString: server.forDatabase(name))
+        return TestDatabase(name: name, connectionString: server.forDatabase(name), pooledConnectionString: server.pooledForDatabase?(name))
     }
 
     /// A new database with every migration applied.
@@ -57,7 +63,7 @@ public actor TestPostgres {
         try await Self.admin(server) {
             try await $0.simpleQuery(unsafeSQL: "CREATE DATABASE \(PGQuery.quoteIdentifier(name)) TEMPLATE \(Self.templateName)")
         }
-        return TestDatabase(name: name, connectionString: server.forDatabase(name))
+        return TestDatabase(name: name, connectionString: server.forDatabase(name), pooledConnectionString: server.pooledForDatabase?(name))
     }
 
     /// The server, once the migrated template exists. Every database waits for it, empty ones
@@ -110,11 +116,29 @@ public actor TestPostgres {
                 let running = cluster.running
                 // libpq's connect_timeout (5 s by default in our client) is not what any test
                 // means: a run beside two release builds once took longer to connect.
-                return Server(admin: running.connectionString(database: "postgres") + " connect_timeout=120",
-                              forDatabase: { running.connectionString(database: $0) + " connect_timeout=120" })
+                var server = Server(admin: running.connectionString(database: "postgres") + " connect_timeout=120",
+                                    forDatabase: { running.connectionString(database: $0) + " connect_timeout=120" })
+                if Self.throughPgBouncer {
+                    // Three server connections per database: fewer than a server's pool of four.
+                    let bouncer = try await TestPgBouncer.start(postgresPort: running.port, user: running.superuser, password: running.password, poolSize: 3)
+                    Self.bouncer.withLock { $0 = bouncer }
+                    atexit { TestPostgres.bouncer.withLock { $0?.stop() } }
+                    server.pooledForDatabase = { bouncer.connectionString(database: $0) }
+                }
+                return server
             }
         }
         return try await serverTask!.value
+    }
+
+    /// A PgBouncer of its own (transaction mode, `poolSize` server connections per database)
+    /// in front of this process's cluster; the caller stops it.
+    public func pgBouncer(poolSize: Int) async throws -> TestPgBouncer {
+        _ = try await startedServer()
+        guard let running = Self.cluster.withLock({ $0?.running }) else {
+            throw HarnessError("the PgBouncer tests need the suite's own cluster (HABITSYNC_TEST_DATABASE_URL is set)")
+        }
+        return try await TestPgBouncer.start(postgresPort: running.port, user: running.superuser, password: running.password, poolSize: poolSize)
     }
 
     static func admin<T: Sendable>(_ server: Server, _ body: (PGConnection) async throws -> T) async throws -> T {
@@ -127,6 +151,15 @@ public actor TestPostgres {
 public struct TestDatabase: Sendable {
     public let name: String
     public let connectionString: String
+    /// Through PgBouncer in transaction mode, when the suite runs through one
+    /// (`HABITSYNC_TEST_PGBOUNCER=1`); servers send their requests there.
+    public var pooledConnectionString: String? = nil
+
+    public init(name: String, connectionString: String, pooledConnectionString: String? = nil) {
+        self.name = name
+        self.connectionString = connectionString
+        self.pooledConnectionString = pooledConnectionString
+    }
 
     /// A pool on this database, as the tables' owner (`role` nil) or as another role.
     public func pool(size: Int = 4, role: String? = nil) -> PGPool {

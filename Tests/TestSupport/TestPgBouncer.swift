@@ -1,0 +1,110 @@
+import Foundation
+import LibPQClient
+import ServerHarness
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A PgBouncer in transaction mode in front of the test cluster, started from the installed
+/// package (`scripts/install-dependencies` installs it): every database, a small server pool
+/// per database and user, so clients really share server connections.
+public final class TestPgBouncer: Sendable {
+    public struct NotInstalled: Error, CustomStringConvertible {
+        public var description: String { "pgbouncer is not installed (scripts/install-dependencies installs it with apt): the PgBouncer tests cannot run" }
+    }
+
+    public let port: Int
+    private let process: Process
+    private let directory: URL
+    private let user: String
+    private let password: String
+
+    public static var binary: String? {
+        ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer", "/usr/local/bin/pgbouncer"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// - Parameter poolSize: server connections per database and user.
+    public static func start(postgresPort: Int, user: String, password: String, poolSize: Int) async throws -> TestPgBouncer {
+        guard let binary else { throw NotInstalled() }
+        let directory = try makeTemporaryDirectory("habitsync-pgbouncer")
+        let port = try freePort()
+        let config = """
+            [databases]
+            * = host=127.0.0.1 port=\(postgresPort)
+            [pgbouncer]
+            listen_addr = 127.0.0.1
+            listen_port = \(port)
+            unix_socket_dir =
+            auth_type = scram-sha-256
+            auth_file = \(directory.path)/userlist.txt
+            pool_mode = transaction
+            default_pool_size = \(poolSize)
+            max_client_conn = 4000
+            server_reset_query =
+            ignore_startup_parameters = extra_float_digits,options
+            logfile = \(directory.path)/pgbouncer.log
+            """
+        try config.write(to: directory.appendingPathComponent("pgbouncer.ini"), atomically: true, encoding: .utf8)
+        try "\"\(user)\" \"\(password)\"\n".write(to: directory.appendingPathComponent("userlist.txt"), atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        // PgBouncer refuses to run as root; the postgres user can read the folder (mode 755).
+        process.arguments = (getuid() == 0 ? ["-u", "postgres"] : []) + [directory.appendingPathComponent("pgbouncer.ini").path]
+        if getuid() == 0 {
+            for file in ["", "pgbouncer.ini", "userlist.txt"] {
+                chmod(directory.appendingPathComponent(file).path, file.isEmpty ? 0o777 : 0o644)
+            }
+        }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let bouncer = TestPgBouncer(port: port, process: process, directory: directory, user: user, password: password)
+        // Ready when a client gets through to PostgreSQL (bounded by a count of attempts).
+        for attempt in 0..<600 {
+            do {
+                try await PGPool.withPool(.init(connection: .init(connectionString: bouncer.connectionString(database: "postgres"), transactionPooling: true,
+                                                                   namedPreparedStatements: false), maximumConnections: 1), logger: TestPostgres.logger) { pool in
+                    try await pool.withConnection { _ = try await $0.query("SELECT 1") }
+                }
+                return bouncer
+            } catch where attempt < 599 && process.isRunning {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        throw HarnessError("pgbouncer did not start: \((try? String(contentsOf: directory.appendingPathComponent("pgbouncer.log"), encoding: .utf8)) ?? "")")
+    }
+
+    private init(port: Int, process: Process, directory: URL, user: String, password: String) {
+        self.port = port
+        self.process = process
+        self.directory = directory
+        self.user = user
+        self.password = password
+    }
+
+    public func connectionString(database: String) -> String {
+        "host=127.0.0.1 port=\(port) user=\(user) password=\(password) dbname='\(database)' connect_timeout=120"
+    }
+
+    /// Kills it at once. Called at exit too, where Foundation's `waitUntilExit` would spin.
+    public func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard bound else { throw HarnessError("no free port: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
