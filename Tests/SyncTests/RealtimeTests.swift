@@ -113,6 +113,8 @@ import Testing
     @Test func aReconnectingDeviceThatIsBehindHearsAtOnce() async throws {
         let world = try await SyncWorld.make()
         try await world.serve(Self.configuration { $0.heartbeat = .milliseconds(50) }) { server in
+            // Once listening: the listener's first connection tells open streams to pull.
+            try await Self.waitUntilListening(server)
             let phone = try await Self.engine(world, server, user: "ada", device: "phone")
             let version = try await Self.pushHabit(phone)
             let watch = try await Self.engine(world, server, user: "ada", device: "watch")
