@@ -9,13 +9,25 @@ final class FaultEnvironment {
     let workDirectory: URL
     let migrationsDirectory: URL
     private var servers: [ServerProcess] = []
+    /// With `throughPgBouncer`, servers send their requests through it (transaction mode).
+    private var bouncer: (PgBouncerProcess, connectionString: String)?
 
-    init(name: String, serverBinary: URL, migrationsDirectory: URL) async throws {
+    init(name: String, serverBinary: URL, migrationsDirectory: URL, throughPgBouncer: Bool = false) async throws {
         workDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-faults-\(getpid())-\(name)-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
         self.serverBinary = serverBinary
         self.migrationsDirectory = migrationsDirectory.standardizedFileURL
         database = try await HarnessDatabase(databaseURL: nil, directory: workDirectory, migrationsDirectory: migrationsDirectory, maxConnections: 120)
+        if throughPgBouncer {
+            // Four server connections for the servers' pools of ten.
+            bouncer = try await database.pgBouncer(poolSize: 4)
+        }
+    }
+
+    /// What a server's arguments add when it runs behind PgBouncer: as deploy/README.md says.
+    var poolingArguments: [String] {
+        guard let bouncer else { return [] }
+        return ["--request-database-url", bouncer.connectionString, "--request-pooling", "transaction", "--prepared-statements", "off"]
     }
 
     /// A started server process on this environment's database.
@@ -25,7 +37,7 @@ final class FaultEnvironment {
             // The scenarios judge durability, not speed: generous timeouts, so that a busy
             // machine (CI builds beside it) makes requests slower rather than answered 503.
             extraArguments: ["--migrate", "off", "--pool-size", "10", "--migrations-dir", migrationsDirectory.path,
-                             "--statement-timeout", "60s", "--pool-lease-timeout", "60s"] + extraArguments)
+                             "--statement-timeout", "60s", "--pool-lease-timeout", "60s"] + poolingArguments + extraArguments)
         servers.append(server)
         try await server.start()
         return server
@@ -39,6 +51,7 @@ final class FaultEnvironment {
     /// failed scenario's logs).
     func close(keep: Bool) async {
         for server in servers { await server.stop(grace: .seconds(10)) }
+        bouncer?.0.stop()
         await database.close()
         if !keep { try? FileManager.default.removeItem(at: workDirectory) }
     }

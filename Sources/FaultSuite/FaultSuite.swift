@@ -13,16 +13,20 @@ public struct FaultSuite: Sendable {
     public let serverBinary: URL
     public let migrationsDirectory: URL
     public let scale: FaultScale
+    /// Every server's requests through PgBouncer in transaction mode (deploy/README.md).
+    public let throughPgBouncer: Bool
 
-    public init(serverBinary: URL, migrationsDirectory: URL, scale: FaultScale) {
+    public init(serverBinary: URL, migrationsDirectory: URL, scale: FaultScale, throughPgBouncer: Bool = false) {
         self.serverBinary = serverBinary
         self.migrationsDirectory = migrationsDirectory
         self.scale = scale
+        self.throughPgBouncer = throughPgBouncer
     }
 
     /// Runs one scenario. Its folder (cluster, server logs) is removed unless it failed.
     public func run(_ scenario: Scenario) async throws -> FaultReport {
-        let environment = try await FaultEnvironment(name: scenario.rawValue, serverBinary: serverBinary, migrationsDirectory: migrationsDirectory)
+        let environment = try await FaultEnvironment(name: scenario.rawValue, serverBinary: serverBinary, migrationsDirectory: migrationsDirectory,
+                                                     throughPgBouncer: throughPgBouncer)
         do {
             let report: FaultReport
             switch scenario {

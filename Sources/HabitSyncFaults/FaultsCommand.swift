@@ -16,6 +16,7 @@ struct FaultsCommand: AsyncParsableCommand {
     @Option(name: .customLong("scenario"), help: "Run only these: \(FaultSuite.Scenario.allCases.map(\.rawValue).joined(separator: ", ")).")
     var scenarios: [String] = []
     @Flag(help: "The short form CI runs (fewer devices and batches).") var quick = false
+    @Flag(name: .customLong("pgbouncer"), help: "Every server's requests through PgBouncer in transaction mode (deploy/README.md).") var throughPgBouncer = false
 
     func run() async throws {
         let interrupts = HarnessCleanup.handleInterrupts()
@@ -30,7 +31,7 @@ struct FaultsCommand: AsyncParsableCommand {
         }
         let suite = FaultSuite(
             serverBinary: URL(fileURLWithPath: serverBinary), migrationsDirectory: URL(fileURLWithPath: migrationsDirectory),
-            scale: quick ? .quick : .full)
+            scale: quick ? .quick : .full, throughPgBouncer: throughPgBouncer)
         var failed = 0
         for scenario in selected {
             let report = try await suite.run(scenario)

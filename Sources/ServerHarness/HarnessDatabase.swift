@@ -64,6 +64,15 @@ public final class HarnessDatabase {
 
     public var ownsCluster: Bool { cluster != nil }
 
+    /// A PgBouncer in transaction mode in front of the run's own cluster, and the connection
+    /// string of this database through it. The caller stops it.
+    public func pgBouncer(poolSize: Int) async throws -> (PgBouncerProcess, connectionString: String) {
+        guard let cluster else { throw HarnessError("PgBouncer needs a cluster of the run's own; unset DATABASE_URL") }
+        let running = cluster.running
+        let bouncer = try await PgBouncerProcess.start(postgresPort: running.port, user: running.superuser, password: running.password, poolSize: poolSize)
+        return (bouncer, bouncer.connectionString(database: "habitsync"))
+    }
+
     public func close() async {
         pool.close()
         await pool.shutdownThreads()

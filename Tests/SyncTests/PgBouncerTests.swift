@@ -1,6 +1,7 @@
 import Foundation
 import HabitSyncServer
 import LibPQClient
+import ServerHarness
 import TestSupport
 import Testing
 

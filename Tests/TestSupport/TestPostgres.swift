@@ -18,7 +18,7 @@ public actor TestPostgres {
     static let cluster = Mutex<ThrowawayCluster?>(nil)
     /// With `HABITSYNC_TEST_PGBOUNCER=1`, every in-process server's requests go through this
     /// PgBouncer in transaction mode (`RunningServer`); stopped at exit.
-    static let bouncer = Mutex<TestPgBouncer?>(nil)
+    static let bouncer = Mutex<PgBouncerProcess?>(nil)
     public static let throughPgBouncer = ProcessInfo.processInfo.environment["HABITSYNC_TEST_PGBOUNCER"].map { !$0.isEmpty && $0 != "0" } ?? false
 
     // Tasks, not values: an actor method suspends at each await, and concurrent tests must
@@ -120,7 +120,7 @@ public actor TestPostgres {
                                     forDatabase: { running.connectionString(database: $0) + " connect_timeout=120" })
                 if Self.throughPgBouncer {
                     // Three server connections per database: fewer than a server's pool of four.
-                    let bouncer = try await TestPgBouncer.start(postgresPort: running.port, user: running.superuser, password: running.password, poolSize: 3)
+                    let bouncer = try await PgBouncerProcess.start(postgresPort: running.port, user: running.superuser, password: running.password, poolSize: 3)
                     Self.bouncer.withLock { $0 = bouncer }
                     atexit { TestPostgres.bouncer.withLock { $0?.stop() } }
                     server.pooledForDatabase = { bouncer.connectionString(database: $0) }
@@ -133,12 +133,12 @@ public actor TestPostgres {
 
     /// A PgBouncer of its own (transaction mode, `poolSize` server connections per database)
     /// in front of this process's cluster; the caller stops it.
-    public func pgBouncer(poolSize: Int) async throws -> TestPgBouncer {
+    public func pgBouncer(poolSize: Int) async throws -> PgBouncerProcess {
         _ = try await startedServer()
         guard let running = Self.cluster.withLock({ $0?.running }) else {
             throw HarnessError("the PgBouncer tests need the suite's own cluster (HABITSYNC_TEST_DATABASE_URL is set)")
         }
-        return try await TestPgBouncer.start(postgresPort: running.port, user: running.superuser, password: running.password, poolSize: poolSize)
+        return try await PgBouncerProcess.start(postgresPort: running.port, user: running.superuser, password: running.password, poolSize: poolSize)
     }
 
     static func admin<T: Sendable>(_ server: Server, _ body: (PGConnection) async throws -> T) async throws -> T {

@@ -1,15 +1,15 @@
 import Foundation
 import LibPQClient
-import ServerHarness
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A PgBouncer in transaction mode in front of the test cluster, started from the installed
+/// A PgBouncer in transaction mode in front of a cluster of ours, started from the installed
 /// package (`scripts/install-dependencies` installs it): every database, a small server pool
-/// per database and user, so clients really share server connections.
-public final class TestPgBouncer: Sendable {
+/// per database and user, so clients really share server connections. For the test suite and
+/// the fault suite.
+public final class PgBouncerProcess: Sendable {
     public struct NotInstalled: Error, CustomStringConvertible {
         public var description: String { "pgbouncer is not installed (scripts/install-dependencies installs it with apt): the PgBouncer tests cannot run" }
     }
@@ -25,9 +25,10 @@ public final class TestPgBouncer: Sendable {
     }
 
     /// - Parameter poolSize: server connections per database and user.
-    public static func start(postgresPort: Int, user: String, password: String, poolSize: Int) async throws -> TestPgBouncer {
+    public static func start(postgresPort: Int, user: String, password: String, poolSize: Int) async throws -> PgBouncerProcess {
         guard let binary else { throw NotInstalled() }
-        let directory = try makeTemporaryDirectory("habitsync-pgbouncer")
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-pgbouncer-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let port = try freePort()
         let config = """
             [databases]
@@ -59,12 +60,12 @@ public final class TestPgBouncer: Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let bouncer = TestPgBouncer(port: port, process: process, directory: directory, user: user, password: password)
+        let bouncer = PgBouncerProcess(port: port, process: process, directory: directory, user: user, password: password)
         // Ready when a client gets through to PostgreSQL (bounded by a count of attempts).
         for attempt in 0..<600 {
             do {
                 try await PGPool.withPool(.init(connection: .init(connectionString: bouncer.connectionString(database: "postgres"), transactionPooling: true,
-                                                                   namedPreparedStatements: false), maximumConnections: 1), logger: TestPostgres.logger) { pool in
+                                                                   namedPreparedStatements: false), maximumConnections: 1), logger: HarnessDatabase.logger) { pool in
                     try await pool.withConnection { _ = try await $0.query("SELECT 1") }
                 }
                 return bouncer
