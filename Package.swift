@@ -218,7 +218,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MigrationsTests",
-            dependencies: ["Migrations", "LibPQClient", "TestSupport"],
+            dependencies: ["Migrations", "LibPQClient", "TestSupport", "ServerHarness"],
             swiftSettings: strictSettings
         ),
         .testTarget(

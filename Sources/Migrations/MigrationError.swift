@@ -9,6 +9,7 @@ public struct MigrationError: Error, Sendable, CustomStringConvertible, Equatabl
         case outOfOrder = "out_of_order"
         case statementFailed = "statement_failed"
         case lockTimeout = "lock_timeout"
+        case behindPooler = "behind_pooler"
         case pending = "pending_migrations"
         case baselineRefused = "baseline_refused"
     }

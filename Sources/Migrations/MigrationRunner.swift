@@ -159,6 +159,13 @@ public struct MigrationRunner: Sendable {
 
     private func withMigrationLock<Result: Sendable>(_ body: (PGConnection) async throws -> Result) async throws -> Result {
         try await pool.withConnection { connection in
+            // The lock is a session's, and so are the migrations' settings: through a pooler
+            // (PgBouncer) the session is not ours. A pooler answers the connection with a
+            // backend id of its own, so the id PostgreSQL reports differs.
+            let backend = try await connection.query("SELECT pg_backend_pid() AS pid").single().decode("pid", as: Int32.self)
+            guard backend == connection.backendPID else {
+                throw MigrationError(.behindPooler, "migrations need a direct connection to PostgreSQL, not one through a connection pooler such as PgBouncer (the session-level migration lock cannot be held through one): give them the direct URL (serve: --database-url, with --request-database-url for the pooler)")
+            }
             let lockTimeout = max(1, milliseconds(options.lockTimeout))
             try await connection.simpleQuery(unsafeSQL: "SET lock_timeout = \(lockTimeout); SET statement_timeout = 0")
             let clock = ContinuousClock()
