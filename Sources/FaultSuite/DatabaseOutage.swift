@@ -41,6 +41,13 @@ enum DatabaseOutage {
         while log.acknowledgedCount < totalBatches / 6 && clock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
+        // Whatever the stream got so far (a pull when the listener first connected) is not
+        // what is checked: only what comes after the outage.
+        for _ in 0..<1200 {
+            if let metrics = try? await probe.get("/metrics"), metrics.text.contains("habitsync_realtime_listening 1") { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await onOwnThread { watcher.drain() }
         try await environment.database.stopCluster()
         let stoppedAt = clock.now
         try await Task.sleep(for: scale.outage)

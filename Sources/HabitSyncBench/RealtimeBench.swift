@@ -26,6 +26,8 @@ enum RealtimeBench {
         var result = Result()
         let replicaB = try await environment.startReplica(name: "server-b")
         do {
+            // Each replica's LISTEN connection comes up beside its HTTP listener: wait for both.
+            for server in [environment.server, replicaB] { try await waitUntilListening(server) }
             log("push with 16 devices, no streams open…")
             result.pushWithoutStreams = try await Workloads.push(environment, devices: 16, batches: batches)
             result.residentIdleMiB = replicaB.residentMiB()
@@ -56,7 +58,7 @@ enum RealtimeBench {
                     guard status == 200 else { throw BenchError("push answered \(status)") }
                     let acknowledged = ContinuousClock.now
                     // The user's first stream on replica B.
-                    guard try opened[user][5].waitFor("event: change", milliseconds: 10_000) else { throw BenchError("no event within 10 s") }
+                    guard try opened[user][5].waitFor("event: change", milliseconds: 60_000) else { throw BenchError("no event within 60 s") }
                     let arrived = ContinuousClock.now
                     samplesTaken.append(Double((arrived - acknowledged) / .microseconds(1)) / 1000)
                     fromSend.append(Double((arrived - sent) / .microseconds(1)) / 1000)
@@ -87,6 +89,15 @@ enum RealtimeBench {
         }
         await replicaB.stop()
         return result
+    }
+
+    static func waitUntilListening(_ server: ServerProcess) async throws {
+        let probe = DeviceClient(baseURL: server.baseURL, token: "", device: "probe", timeout: 30)
+        for _ in 0..<1200 {
+            if let metrics = try? await probe.get("/metrics"), metrics.text.contains("habitsync_realtime_listening 1") { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw BenchError("\(server.baseURL) never listened for changes")
     }
 
     static func table(_ result: Result) -> String {

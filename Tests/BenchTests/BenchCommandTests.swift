@@ -79,13 +79,14 @@ import TestSupport
         process.executableURL = Self.benchBinary
         process.arguments = ["--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path, "--realtime", "--quick"]
         process.currentDirectoryURL = directory
-        let table = directory.appendingPathComponent("table.txt")
+        let table = directory.appendingPathComponent("table.txt"), log = directory.appendingPathComponent("stderr.txt")
         FileManager.default.createFile(atPath: table.path, contents: nil)
+        FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: table)
-        process.standardError = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         await process.exited()
-        #expect(process.terminationStatus == 0)
+        #expect(process.terminationStatus == 0, "\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
         let printed = try String(contentsOf: table, encoding: .utf8)
         for row in ["| push ack on replica A → event on replica B, p50 (40 streams over two replicas, 20 pushes)", "| replica B RSS with 100 idle streams",
                     "| push, 16 devices, 40 streams open"] {
