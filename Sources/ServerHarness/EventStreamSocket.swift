@@ -16,19 +16,7 @@ public final class EventStreamSocket: @unchecked Sendable {
     /// Connects, asks for the stream, and reads until the server's `: connected` (the stream
     /// is registered from then on).
     public init(port: Int, token: String, device: String) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw HarnessError("socket() failed: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            close(descriptor)
-            throw HarnessError("connect() to port \(port) failed: errno \(errno)")
-        }
+        descriptor = try connectLoopbackSocket(port: port)
         let request = "GET /v1/sync/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nX-Device-Id: \(device)\r\nAccept: text/event-stream\r\n\r\n"
         let bytes = Array(request.utf8)
         var sent = 0

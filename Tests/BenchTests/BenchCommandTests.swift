@@ -49,21 +49,28 @@ import TestSupport
         #expect((results["serverPeakRSSMiB"] as? Double ?? 0) > 0)
     }
 
-    @Test func theHostileMemoryRunReportsEveryPeak() async throws {
-        let directory = try makeTemporaryDirectory("habitsync-bench-memory")
+    /// Runs the bench with `arguments` (and the debug server) in a folder of its own; its
+    /// exit status, what it printed, and its log.
+    static func runBench(_ arguments: [String]) async throws -> (status: Int32, printed: String, log: String) {
+        let directory = try makeTemporaryDirectory("habitsync-bench-run")
         defer { try? FileManager.default.removeItem(at: directory) }
         let process = Process()
-        process.executableURL = Self.benchBinary
-        process.arguments = ["--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path, "--hostile-memory", "--quick"]
+        process.executableURL = benchBinary
+        process.arguments = ["--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path] + arguments
         process.currentDirectoryURL = directory
-        let table = directory.appendingPathComponent("table.txt")
+        let table = directory.appendingPathComponent("table.txt"), log = directory.appendingPathComponent("stderr.txt")
         FileManager.default.createFile(atPath: table.path, contents: nil)
+        FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: table)
-        process.standardError = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         await process.exited()
-        #expect(process.terminationStatus == 0)
-        let printed = try String(contentsOf: table, encoding: .utf8)
+        return (process.terminationStatus, try String(contentsOf: table, encoding: .utf8), (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+    }
+
+    @Test func theHostileMemoryRunReportsEveryPeak() async throws {
+        let (status, printed, log) = try await Self.runBench(["--hostile-memory", "--quick"])
+        #expect(status == 0, "\(log)")
         for row in ["| idle", "| after 16 concurrent 8 MiB bodies of zeros", "| after 16 concurrent 8 MiB batches"] {
             #expect(printed.contains(row), "\(printed)")
         }
@@ -73,21 +80,8 @@ import TestSupport
     /// `--realtime --quick`: two replicas, streams over both, every push's event found on the
     /// other replica (the run fails otherwise), and every row printed.
     @Test func theRealtimeRunTimesEventsAcrossReplicas() async throws {
-        let directory = try makeTemporaryDirectory("habitsync-bench-realtime")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let process = Process()
-        process.executableURL = Self.benchBinary
-        process.arguments = ["--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path, "--realtime", "--quick"]
-        process.currentDirectoryURL = directory
-        let table = directory.appendingPathComponent("table.txt"), log = directory.appendingPathComponent("stderr.txt")
-        FileManager.default.createFile(atPath: table.path, contents: nil)
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: table)
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
-        await process.exited()
-        #expect(process.terminationStatus == 0, "\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
-        let printed = try String(contentsOf: table, encoding: .utf8)
+        let (status, printed, log) = try await Self.runBench(["--realtime", "--quick"])
+        #expect(status == 0, "\(log)")
         for row in ["| push ack on replica A → event on replica B, p50 (40 streams over two replicas, 20 pushes)", "| replica B RSS with 100 idle streams",
                     "| push, 16 devices, 40 streams open"] {
             #expect(printed.contains(row), "\(printed)")
