@@ -43,6 +43,11 @@ public final class PgBouncerProcess: Sendable {
             default_pool_size = \(poolSize)
             max_client_conn = 4000
             server_reset_query =
+            ; PostgreSQL gone: fail queued queries after 5 s and retry the server every second, so
+            ; clients get an error (the server answers 503) rather than waiting two minutes.
+            query_wait_timeout = 5
+            server_login_retry = 1
+            server_connect_timeout = 5
             ignore_startup_parameters = extra_float_digits,options
             logfile = \(directory.path)/pgbouncer.log
             """
