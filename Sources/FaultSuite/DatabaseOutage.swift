@@ -43,10 +43,7 @@ enum DatabaseOutage {
         }
         // Whatever the stream got so far (a pull when the listener first connected) is not
         // what is checked: only what comes after the outage.
-        for _ in 0..<1200 {
-            if let metrics = try? await probe.get("/metrics"), metrics.text.contains("habitsync_realtime_listening 1") { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await waitUntilListening(baseURL: server.baseURL)
         try await onOwnThread { watcher.drain() }
         try await environment.database.stopCluster()
         let stoppedAt = clock.now
@@ -104,12 +101,5 @@ enum DatabaseOutage {
         report.count("attempts during the outage", during.count)
         report.note(String(format: "PostgreSQL was down %.1f s", (backAt - stoppedAt) / .seconds(1)))
         return report
-    }
-}
-
-/// Runs blocking socket work on a thread of its own, never on the cooperative pool.
-func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
     }
 }

@@ -27,7 +27,7 @@ enum RealtimeBench {
         let replicaB = try await environment.startReplica(name: "server-b")
         do {
             // Each replica's LISTEN connection comes up beside its HTTP listener: wait for both.
-            for server in [environment.server, replicaB] { try await waitUntilListening(server) }
+            for server in [environment.server, replicaB] { try await waitUntilListening(baseURL: server.baseURL) }
             log("push with 16 devices, no streams open…")
             result.pushWithoutStreams = try await Workloads.push(environment, devices: 16, batches: batches)
             result.residentIdleMiB = replicaB.residentMiB()
@@ -38,7 +38,7 @@ enum RealtimeBench {
             for user in 0..<users { tokens.append(try await environment.database.token(user: "rt-\(user)")) }
             let portA = environment.server.port, portB = replicaB.port
             let userTokens = tokens
-            let opened = try await Workloads.onOwnThread { () -> [[EventStreamSocket]] in
+            let opened = try await onOwnThread { () -> [[EventStreamSocket]] in
                 try userTokens.enumerated().map { user, token in
                     try (0..<10).map { device in try EventStreamSocket(port: device < 5 ? portA : portB, token: token, device: "rt-\(user)-\(device)") }
                 }
@@ -46,7 +46,7 @@ enum RealtimeBench {
             result.streams = opened.count * 10
 
             log("\(samples) pushes on replica A, each timed to its event on replica B…")
-            let latencies = try await Workloads.onOwnThread { () -> (fromAck: [Double], fromSend: [Double]) in
+            let latencies = try await onOwnThread { () -> (fromAck: [Double], fromSend: [Double]) in
                 let pusher = try PlainHTTPConnection(port: portA)
                 var samplesTaken: [Double] = [], fromSend: [Double] = []
                 for sample in 0..<samples {
@@ -77,7 +77,7 @@ enum RealtimeBench {
             var idleTokens: [String] = []
             for user in 0..<(more + 9) / 10 { idleTokens.append(try await environment.database.token(user: "idle-\(user)")) }
             let idleUserTokens = idleTokens
-            let idle = try await Workloads.onOwnThread { () -> [EventStreamSocket] in
+            let idle = try await onOwnThread { () -> [EventStreamSocket] in
                 try (0..<more).map { index in try EventStreamSocket(port: portB, token: idleUserTokens[index / 10], device: "idle-\(index)") }
             }
             result.idleStreams = result.streams / 2 + idle.count
@@ -89,15 +89,6 @@ enum RealtimeBench {
         }
         await replicaB.stop()
         return result
-    }
-
-    static func waitUntilListening(_ server: ServerProcess) async throws {
-        let probe = DeviceClient(baseURL: server.baseURL, token: "", device: "probe", timeout: 30)
-        for _ in 0..<1200 {
-            if let metrics = try? await probe.get("/metrics"), metrics.text.contains("habitsync_realtime_listening 1") { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw BenchError("\(server.baseURL) never listened for changes")
     }
 
     static func table(_ result: Result) -> String {

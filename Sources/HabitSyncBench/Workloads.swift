@@ -182,14 +182,6 @@ enum Workloads {
         return PushResult(devices: devices, recordsPerSecond: Double(devices * batches * 100) / wall, latencyMilliseconds: Percentiles(latencies))
     }
 
-    /// Runs blocking work on a thread of its own: blocking sockets must not hold the few
-    /// threads of the concurrency pool while other devices wait for them.
-    static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
-        }
-    }
-
     /// Records per second of a full initial sync through the API (pages of 5000).
     static func initialSync(_ puller: Puller) throws -> (records: Int, recordsPerSecond: Double) {
         let clock = ContinuousClock()

@@ -118,20 +118,16 @@ public final class ServerProcess {
     }
 
     /// The process's peak resident set size (`VmHWM`), in MiB; 0 when it is not running.
-    public func peakRSSMiB() -> Double {
-        guard let process, process.isRunning,
-            let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return kilobytes / 1024
-    }
+    public func peakRSSMiB() -> Double { statusMiB("VmHWM:") }
 
     /// The process's resident set size now (`VmRSS`), in MiB; 0 when it is not running.
-    public func residentMiB() -> Double {
+    public func residentMiB() -> Double { statusMiB("VmRSS:") }
+
+    /// A kilobyte field of `/proc/<pid>/status`, in MiB.
+    private func statusMiB(_ field: String) -> Double {
         guard let process, process.isRunning,
             let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
             let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
         else { return 0 }
         return kilobytes / 1024

@@ -25,12 +25,7 @@ import Testing
 
     /// Waits (by a count of checks) until the server's LISTEN connection is up.
     static func waitUntilListening(_ server: RunningServer) async throws {
-        for _ in 0..<3000 {
-            let metrics = try await server.get("/metrics")
-            if metrics.text.contains("habitsync_realtime_listening 1") { return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("the change listener never came up")
+        try await ServerHarness.waitUntilListening(baseURL: server.baseURL)
     }
 
     static func engine(_ world: SyncWorld, _ server: RunningServer, user: String, device: String, tenant: (UUID, TenantKey)? = nil) async throws -> SyncEngine {
