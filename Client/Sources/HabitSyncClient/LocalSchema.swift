@@ -65,6 +65,13 @@ enum LocalSchema {
         return migrator
     }
 
+    /// Forgets the pull cursor and marks every synced record: the next pull starts over, and
+    /// what it does not bring again is dropped when it ends.
+    static func startPullOver(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM sync_state WHERE key = 'pull_cursor'")
+        try db.execute(sql: markForResync)
+    }
+
     static let markForResync = """
         UPDATE records SET awaiting_resync = 1
         WHERE sync_status = 'synced' AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.collection = records.collection AND o.id = records.id)

@@ -13,10 +13,7 @@ extension LocalStore {
     /// over. Pending edits stay pending; synced records the fresh pull does not bring again
     /// were deleted on the server (their tombstones are gone) and are dropped when it ends.
     public func resetPullCursor() throws {
-        try database.write { db in
-            try db.execute(sql: "DELETE FROM sync_state WHERE key = 'pull_cursor'")
-            try db.execute(sql: LocalSchema.markForResync)
-        }
+        try database.write { try LocalSchema.startPullOver($0) }
     }
 
     /// Stores a pulled page and its cursor in one transaction. A record with a pending local

@@ -75,10 +75,7 @@ public final class LocalStore: Sendable {
         try database.write { db in
             guard let record = try Self.fetch(db, collection, id), record.syncStatus == .failed else { return }
             try db.execute(sql: "DELETE FROM records WHERE collection = ? AND id = ?", arguments: [collection.rawValue, Self.key(id)])
-            if record.serverVersion != nil {
-                try db.execute(sql: "DELETE FROM sync_state WHERE key = 'pull_cursor'")
-                try db.execute(sql: LocalSchema.markForResync)
-            }
+            if record.serverVersion != nil { try LocalSchema.startPullOver(db) }
         }
     }
 

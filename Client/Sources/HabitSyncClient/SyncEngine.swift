@@ -74,10 +74,7 @@ public struct SyncEngine: Sendable {
     /// event means "pull now". `lastEventID` (the `id:` of the last event seen) makes a
     /// device that fell behind get an event at once. Cancelling the consumer closes it.
     public func serverEvents(lastEventID: String? = nil) async throws -> AsyncThrowingStream<ServerSentEvent, any Error> {
-        guard let url = URL(string: "v1/sync/events", relativeTo: baseURL) else { throw SyncProtocolError.malformedResponse }
-        var request = URLRequest(url: url)
-        request.setValue("Bearer \(try await token())", forHTTPHeaderField: "Authorization")
-        request.setValue(store.deviceID, forHTTPHeaderField: "X-Device-Id")
+        var request = try await authorizedRequest("GET", path: "v1/sync/events")
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         if let lastEventID { request.setValue(lastEventID, forHTTPHeaderField: "Last-Event-ID") }
         return ServerSentEventReader.messages(request)
@@ -106,13 +103,19 @@ public struct SyncEngine: Sendable {
         return error is URLError
     }
 
-    private func send(_ method: String, path: String, body: Data?) async throws -> (Data, HTTPURLResponse) {
+    /// A request to `path` under the base URL, with the token and the device id.
+    private func authorizedRequest(_ method: String, path: String) async throws -> URLRequest {
         guard let url = URL(string: path, relativeTo: baseURL) else { throw SyncProtocolError.malformedResponse }
         var request = URLRequest(url: url)
         request.httpMethod = method
-        request.httpBody = body
         request.setValue("Bearer \(try await token())", forHTTPHeaderField: "Authorization")
         request.setValue(store.deviceID, forHTTPHeaderField: "X-Device-Id")
+        return request
+    }
+
+    private func send(_ method: String, path: String, body: Data?) async throws -> (Data, HTTPURLResponse) {
+        var request = try await authorizedRequest(method, path: path)
+        request.httpBody = body
         if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
         return try await transport.send(request)
     }
