@@ -40,20 +40,7 @@ public final class PGConnection: Sendable {
     /// UTF-8, the configured settings and role.
     public static func connect(_ configuration: PGConnectionConfiguration, threadPool: NIOThreadPool, statementCounter: StatementCounter? = nil) async throws -> PGConnection {
         let connection: PGConnection = try await threadPool.runIfActive {
-            // Earlier keywords are defaults the connection string may override; later ones win.
-            let keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
-            let values = [String(configuration.connectTimeoutSeconds), configuration.applicationName, configuration.connectionString, "UTF8"]
-            let pointer = withCStrings(keywords) { keywordPointers in
-                withCStrings(values) { valuePointers in
-                    PQconnectdbParams(keywordPointers, valuePointers, 1)
-                }
-            }
-            guard let pointer else { throw PGError(kind: .connection, message: "out of memory while connecting") }
-            guard PQstatus(pointer) == CONNECTION_OK else {
-                let message = String(cString: PQerrorMessage(pointer)).trimmingTrailingNewlines()
-                PQfinish(pointer)
-                throw PGError(kind: .connection, message: message.isEmpty ? "could not connect" : message)
-            }
+            let pointer = try openHandle(configuration)
             return PGConnection(handle: Handle(pointer), backendPID: PQbackendPID(pointer), threadPool: threadPool, statementCounter: statementCounter,
                                 namedPreparedStatements: configuration.namedPreparedStatements)
         }
@@ -371,6 +358,23 @@ public final class PGConnection: Sendable {
 }
 
 /// Calls `body` with a NULL-terminated array of C strings that live for the call.
+/// Opens a libpq connection (blocking): the configuration's string, timeout, application name
+/// (with `applicationSuffix`) and UTF-8. The caller owns the handle.
+func openHandle(_ configuration: PGConnectionConfiguration, applicationSuffix: String = "") throws -> OpaquePointer {
+    // Earlier keywords are defaults the connection string may override; later ones win.
+    let keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
+    let values = [String(configuration.connectTimeoutSeconds), configuration.applicationName + applicationSuffix, configuration.connectionString, "UTF8"]
+    guard let pointer = withCStrings(keywords, { keys in withCStrings(values) { PQconnectdbParams(keys, $0, 1) } }) else {
+        throw PGError(kind: .connection, message: "out of memory while connecting")
+    }
+    guard PQstatus(pointer) == CONNECTION_OK else {
+        let message = String(cString: PQerrorMessage(pointer)).trimmingTrailingNewlines()
+        PQfinish(pointer)
+        throw PGError(kind: .connection, message: message.isEmpty ? "could not connect" : message)
+    }
+    return pointer
+}
+
 func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
     let duplicates = strings.map { strdup($0) }
     defer { duplicates.forEach { free($0) } }

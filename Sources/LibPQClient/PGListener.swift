@@ -62,10 +62,8 @@ public final class PGListener: Sendable {
     }
 
     private func connectAndListen() -> OpaquePointer? {
-        let keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
-        let values = [String(configuration.connectTimeoutSeconds), configuration.applicationName + "-listener", configuration.connectionString, "UTF8"]
-        guard let pointer = withCStrings(keywords, { keys in withCStrings(values) { PQconnectdbParams(keys, $0, 1) } }) else { return nil }
-        guard PQstatus(pointer) == CONNECTION_OK, let result = PQexec(pointer, "LISTEN " + PGQuery.quoteIdentifier(channel)) else {
+        guard let pointer = try? openHandle(configuration, applicationSuffix: "-listener") else { return nil }
+        guard let result = PQexec(pointer, "LISTEN " + PGQuery.quoteIdentifier(channel)) else {
             PQfinish(pointer)
             return nil
         }
