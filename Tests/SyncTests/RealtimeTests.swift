@@ -89,6 +89,10 @@ import Testing
                 let tabletVersion = try await Self.pushHabit(tablet, name: "Walk")
                 let phoneEvent = try #require(try await Self.nextEvent(&phoneEvents))
                 #expect(phoneEvent.id == String(tabletVersion))
+                // Replica B heard both pushes from PostgreSQL and wrote change events.
+                let metrics = try parsePrometheusText(try await replicaB.get("/metrics").text)
+                #expect(metrics["habitsync_realtime_notifications_received_total"] ?? 0 >= 2)
+                #expect(metrics[#"habitsync_realtime_events_sent_total{kind="change"}"#] ?? 0 >= 1)
             }
         }
     }

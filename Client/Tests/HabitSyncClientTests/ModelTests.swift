@@ -122,4 +122,14 @@ import Testing
         try store.storePulledPage(changes: [], cursor: "c4", isLast: true)
         #expect(try store.fetch(Habit.self, id: kept) != nil)
     }
+
+    @Test func aViewFollowsTypedModels() async throws {
+        let store = try LocalStoreTests.store(Self.clock)
+        var updates = store.observeAll(Habit.self).makeAsyncIterator()
+        #expect(try await updates.next()?.isEmpty == true)
+        let saved = try store.save(Habit(name: "Read", startDate: Self.day))
+        #expect(try await updates.next()?.map(\.value.name) == ["Read"])
+        try store.delete(Habit.self, id: saved.id)
+        #expect(try await updates.next()?.isEmpty == true)
+    }
 }
