@@ -3,12 +3,12 @@ import Foundation
 import HabitSyncAuth
 import HabitSyncStore
 
-/// `habitsync-server tenant create | list | rotate-key`.
+/// `habitsync-server tenant create | list | rotate-key | erase`.
 struct TenantCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tenant",
         abstract: "Manage tenants and their JWT keys.",
-        subcommands: [Create.self, List.self, RotateKey.self])
+        subcommands: [Create.self, List.self, RotateKey.self, Erase.self])
 
     /// Key options shared by create and rotate-key.
     struct KeyOptions: ParsableArguments {
@@ -129,6 +129,24 @@ struct TenantCommand: AsyncParsableCommand {
                 object["hs256SecretEncoding"] = "base64"
             }
             print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+        }
+    }
+
+    struct Erase: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Erase every user of a tenant, its keys and the tenant itself; prints rows per table.")
+
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "Tenant id or name.") var tenant: String
+        @Flag(name: .customLong("dry-run"), help: "Count what would be erased and change nothing.") var dryRun = false
+        @Flag(help: "Print one JSON object.") var json = false
+
+        func run() async throws {
+            let report = try await common.withOwnerPool(logger: try common.makeQuietLogger(), applicationName: "habitsync-server tenant") { pool in
+                guard let found = try await TenantStore(pool: pool).find(tenant) else { throw StoreError(.tenantNotFound, "no tenant '\(tenant)'") }
+                return try await AccountStore(pool: pool).eraseTenant(found.id, dryRun: dryRun)
+            }
+            try ErasureReportPrinter.print(report, json: json)
         }
     }
 }

@@ -58,6 +58,8 @@ public struct APIError: Error, Sendable, HTTPResponseError {
             switch error.code {
             case .tooManyPushes:
                 return APIError(status: .tooManyRequests, code: "too_many_requests", message: error.message, retryAfterSeconds: 1)
+            case .accountErased:
+                return APIError(status: .gone, code: error.code.rawValue, message: error.message)
             case .tenantNotFound:
                 return APIError(status: .notFound, code: error.code.rawValue, message: error.message)
             case .tenantExists:

@@ -39,6 +39,7 @@ public func buildApplication(
         limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes)
     ).addRoutes(to: v1)
     StatsController(stats: StatsStore(pool: pool, statementTimeout: configuration.statementTimeout)).addRoutes(to: v1)
+    AccountController(accounts: AccountStore(pool: pool, statementTimeout: configuration.statementTimeout), metrics: metrics).addRoutes(to: v1)
     // Realtime: one LISTEN connection for the whole server, feeding every open stream.
     let streams = ChangeStreams(limits: configuration.realtime)
     let feed = ChangeFeed(listener: PGListener(configuration: listenerConnection ?? pool.configuration.connection, channel: ChangeNotice.channel),

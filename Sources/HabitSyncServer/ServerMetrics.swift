@@ -50,6 +50,10 @@ public final class ServerMetrics: Sendable {
         registry.makeCounter(descriptor: Self.descriptor("habitsync_changes_pulled", unit: "total", "Changes delivered by pull.")).increment(by: Int64(count))
     }
 
+    public func recordAccountErased() {
+        registry.makeCounter(descriptor: Self.descriptor("habitsync_accounts_erased", unit: "total", "Accounts erased through DELETE /v1/account.")).increment()
+    }
+
     public func recordOpenStreams(_ count: Int) {
         registry.makeGauge(descriptor: Self.descriptor("habitsync_realtime_streams_open", "Open event streams (GET /v1/sync/events).")).set(Int64(count))
     }

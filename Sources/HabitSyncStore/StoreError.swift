@@ -6,6 +6,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
         case noSigningKey = "no_signing_key"
         /// One user has too many pushes waiting in this process.
         case tooManyPushes = "too_many_pushes"
+        /// The user's account was erased: nothing of theirs is read or stored any more.
+        case accountErased = "account_erased"
     }
 
     public let code: Code
@@ -17,4 +19,6 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
     }
 
     public var description: String { message }
+
+    public static let erasedAccount = StoreError(.accountErased, "this account was erased; sign in to a new account to sync again")
 }

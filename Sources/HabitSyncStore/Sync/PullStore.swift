@@ -30,15 +30,16 @@ public struct PullStore: Sendable {
 
     public static let pullableCollections: [SyncCollection] = SyncCollection.allCases
 
-    /// The user's counter and purge horizon, and what the derived records were computed for.
+    /// Whether the account was erased, and the user's counter and purge horizon and what the
+    /// derived records were computed for (NULL before the user's first write). Always one row.
     static func userState(tenant: UUID, user: String) -> PGQuery {
         """
-        SELECT u.change_counter, u.purged_through_version, u.time_zone,
+        SELECT habitsync_user_erased(\(tenant), \(user)) AS erased, u.change_counter, u.purged_through_version, u.time_zone,
                g.computed_for::text AS streak_for, s.computed_for::text AS usage_for
-        FROM users u
+        FROM (SELECT) AS one
+        LEFT JOIN users u ON u.tenant_id = \(tenant) AND u.user_id = \(user)
         LEFT JOIN global_streaks g ON g.tenant_id = u.tenant_id AND g.user_id = u.user_id
         LEFT JOIN usage_streaks s ON s.tenant_id = u.tenant_id AND s.user_id = u.user_id
-        WHERE u.tenant_id = \(tenant) AND u.user_id = \(user)
         """
     }
 
@@ -67,7 +68,7 @@ public struct PullStore: Sendable {
     func refreshDerivedState(_ identity: VerifiedIdentity, now: Date) async throws {
         try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
-            let user = try await connection.query(PushStore.lockUser(tenant: identity.tenantID, user: identity.userID)).single()
+            let user = try await PushStore.lockLiveUser(connection, tenant: identity.tenantID, user: identity.userID)
             let counter = try user.decode("change_counter", as: Int64.self)
             let writer = DerivedStateWriter(connection: connection, tenant: identity.tenantID, user: identity.userID,
                                             derivedRecordID: try user.decode("derived_record_id", as: UUID.self), now: now)
@@ -110,7 +111,11 @@ public struct PullStore: Sendable {
         if let cursor, cursor.collections != nil, cursor.collections != filter { throw Failure.cursorForOtherCollections }
         return try await pool.withTransaction(isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
-            let state = try await connection.query(Self.userState(tenant: identity.tenantID, user: identity.userID)).rows.first
+            let row = try await connection.query(Self.userState(tenant: identity.tenantID, user: identity.userID)).single()
+            if try row.decode("erased", as: Bool.self) {
+                throw StoreError.erasedAccount
+            }
+            let state = try row.decodeIfPresent("change_counter", as: Int64.self) == nil ? nil : row
             if refreshIfStale, let state {
                 let zone = TimeZone(identifier: try state.decode("time_zone", as: String.self)) ?? .gmt
                 let today = LocalDate(now, in: zone)

@@ -43,12 +43,22 @@ public struct PushStore: Sendable {
         public var isolatedRefusals = false
     }
 
+    /// Creates the user on first use and takes their row lock; no row for an erased user.
     static func lockUser(tenant: UUID, user: String) -> PGQuery {
         """
-        INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), \(user))
+        INSERT INTO users (tenant_id, user_id) SELECT \(tenant), \(user) WHERE NOT habitsync_user_erased(\(tenant), \(user))
         ON CONFLICT (tenant_id, user_id) DO UPDATE SET last_seen_at = now()
         RETURNING change_counter, derived_record_id
         """
+    }
+
+    /// The user's row, locked for this transaction (created on first use); an erased account
+    /// is refused (`StoreError.accountErased`) and nothing is stored for it.
+    static func lockLiveUser(_ connection: PGConnection, tenant: UUID, user: String) async throws -> PGRow {
+        guard let row = try await connection.query(lockUser(tenant: tenant, user: user)).rows.first else {
+            throw StoreError.erasedAccount
+        }
+        return row
     }
 
     static func findBatch(tenant: UUID, user: String, device: String, batch: UUID) -> PGQuery {
@@ -104,7 +114,7 @@ public struct PushStore: Sendable {
                       isolatingRefusals: Bool) async throws -> (Outcome, Tally) {
         try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
-            let user = try await connection.query(Self.lockUser(tenant: identity.tenantID, user: identity.userID)).single()
+            let user = try await Self.lockLiveUser(connection, tenant: identity.tenantID, user: identity.userID)
             let counter = try user.decode("change_counter", as: Int64.self)
             let derivedID = try user.decode("derived_record_id", as: UUID.self)
 

@@ -1,0 +1,94 @@
+import Foundation
+import LibPQClient
+
+/// A user's account as a whole: its export (`AccountStore+Export.swift`) and its erasure, and a
+/// tenant's erasure. The deleting is done by `habitsync_erase` (migration 0013), which finds
+/// every table holding per-user rows in the catalog when it runs.
+public struct AccountStore: Sendable {
+    public let pool: PGPool
+    /// For the erasure's statements: a large account takes longer than a push.
+    public let erasureStatementTimeout: Duration
+    public let statementTimeout: Duration
+    /// Records per page of an export: what the export holds in memory at once.
+    public let exportPageSize: Int
+
+    public init(pool: PGPool, statementTimeout: Duration = .seconds(5), erasureStatementTimeout: Duration = .seconds(300), exportPageSize: Int = 1000) {
+        self.pool = pool
+        self.statementTimeout = statementTimeout
+        self.erasureStatementTimeout = erasureStatementTimeout
+        self.exportPageSize = max(1, exportPageSize)
+    }
+
+    static func markErased(tenant: UUID, user: String) -> PGQuery {
+        "SELECT habitsync_mark_user_erased(\(tenant), \(user))"
+    }
+
+    /// Waits for the user's pushes in progress (they hold this lock) and keeps new ones out
+    /// until the erasure commits.
+    static func lockUserRow(tenant: UUID, user: String) -> PGQuery {
+        "SELECT 1 FROM users WHERE tenant_id = \(tenant) AND user_id = \(user) FOR UPDATE"
+    }
+
+    static func erase(tenant: UUID, user: String?, dryRun: Bool) -> PGQuery {
+        "SELECT table_name, row_count FROM habitsync_erase(\(tenant), \(user), \(dryRun))"
+    }
+
+    static func isErased(tenant: UUID, user: String) -> PGQuery {
+        "SELECT habitsync_user_erased(\(tenant), \(user)) AS erased"
+    }
+
+    static func allowAgain(tenant: UUID, user: String) -> PGQuery {
+        "SELECT habitsync_allow_user_again(\(tenant), \(user)) AS removed"
+    }
+
+    /// Erases every row of the user, in two steps that each commit: the marker first (from
+    /// then on the user's pushes, pulls and imports are refused), then every row, under the
+    /// user's lock, in one transaction. Running it again finishes an erasure a failure
+    /// interrupted; a dry run changes nothing and counts what would go.
+    public func eraseUser(tenant: UUID, user: String, dryRun: Bool = false) async throws -> ErasureReport {
+        if !dryRun {
+            try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
+                try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
+                try await connection.query(Self.markErased(tenant: tenant, user: user))
+            }
+        }
+        return try await pool.withTransaction(readOnly: dryRun, statementTimeout: erasureStatementTimeout) { connection in
+            try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
+            if !dryRun { try await connection.query(Self.lockUserRow(tenant: tenant, user: user)) }
+            return try await Self.report(connection.query(Self.erase(tenant: tenant, user: user, dryRun: dryRun)), dryRun: dryRun)
+        }
+    }
+
+    /// Erases every user of the tenant, its keys and the tenant itself, in one transaction.
+    /// Tokens of the tenant stop verifying with its keys.
+    public func eraseTenant(_ tenant: UUID, dryRun: Bool = false) async throws -> ErasureReport {
+        try await pool.withTransaction(readOnly: dryRun, statementTimeout: erasureStatementTimeout) { connection in
+            try await RequestScope.set(on: connection, tenantID: tenant, userID: nil)
+            return try await Self.report(connection.query(Self.erase(tenant: tenant, user: nil, dryRun: dryRun)), dryRun: dryRun)
+        }
+    }
+
+    public func isErased(tenant: UUID, user: String) async throws -> Bool {
+        try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
+            try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
+            return try await connection.query(Self.isErased(tenant: tenant, user: user)).single().decode("erased", as: Bool.self)
+        }
+    }
+
+    /// Forgets an erasure so that the user can start over (an empty account). True when the
+    /// user was marked erased. Admins only: the request role may not run it.
+    public func allowAgain(tenant: UUID, user: String) async throws -> Bool {
+        try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
+            try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
+            return try await connection.query(Self.allowAgain(tenant: tenant, user: user)).single().decode("removed", as: Bool.self)
+        }
+    }
+
+    private static func report(_ result: PGResult, dryRun: Bool) throws -> ErasureReport {
+        var rows: [String: Int64] = [:]
+        for row in result.rows {
+            rows[try row.decode("table_name", as: String.self)] = try row.decode("row_count", as: Int64.self)
+        }
+        return ErasureReport(rows: rows, dryRun: dryRun)
+    }
+}
