@@ -21,6 +21,8 @@ public final class ServerProcess {
     private var process: Process?
     private var starts = 0
     private var cleanup: UUID?
+    /// How the process last ended, once `waitForExit` saw it end.
+    private var lastTermination: ProcessTermination?
 
     /// `extraArguments` are added to `serve --port … --database-url … --log-format json`.
     public init(binary: URL, databaseURL: String?, logDirectory: URL, name: String = "server", port: Int = 0,
@@ -37,7 +39,7 @@ public final class ServerProcess {
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
     public var processIdentifier: Int32 { process?.processIdentifier ?? 0 }
-    public var isRunning: Bool { process?.isRunning ?? false }
+    public var isRunning: Bool { lastTermination == nil && (process?.isRunning ?? false) }
 
     /// Starts the process and waits until it logs that it serves (at most `timeout`); the
     /// "serving" line is logged at info, so the log level must not be above it.
@@ -57,6 +59,7 @@ public final class ServerProcess {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         self.process = process
+        lastTermination = nil
         let pid = process.processIdentifier
         if let cleanup { HarnessCleanup.shared.unregister(cleanup) }
         cleanup = HarnessCleanup.shared.register { kill(pid, SIGKILL) }
@@ -92,30 +95,22 @@ public final class ServerProcess {
 
     /// Sends `signal` (SIGKILL, SIGTERM, …) to the process.
     public func send(_ signal: Int32) {
-        guard let process, process.isRunning else { return }
+        guard let process, isRunning else { return }
         kill(process.processIdentifier, signal)
     }
 
     /// The exit status once the process has exited, or nil if it still runs after `timeout`.
     /// A process killed by a signal reports that signal's number.
     public func waitForExit(timeout: Duration) async -> Int32? {
-        guard let process else { return nil }
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while process.isRunning && clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        if process.isRunning { return nil }
+        guard let process, let termination = await process.waitForTermination(timeout: timeout) else { return nil }
         if let cleanup { HarnessCleanup.shared.unregister(cleanup) }
         cleanup = nil
-        return process.terminationStatus
+        lastTermination = termination
+        return termination.status
     }
 
     /// Whether the last exit was a signal rather than `exit(…)`.
-    public var wasKilledBySignal: Bool {
-        guard let process, !process.isRunning else { return false }
-        return process.terminationReason == .uncaughtSignal
-    }
+    public var wasKilledBySignal: Bool { lastTermination?.bySignal ?? false }
 
     /// The process's peak resident set size (`VmHWM`), in MiB; 0 when it is not running.
     public func peakRSSMiB() -> Double { statusMiB("VmHWM:") }

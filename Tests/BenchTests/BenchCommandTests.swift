@@ -1,4 +1,5 @@
 import Foundation
+import ServerHarness
 import Testing
 import TestSupport
 
@@ -25,8 +26,8 @@ import TestSupport
         // From a folder without migrations/: the server child must be told where they are.
         process.currentDirectoryURL = directory
         try process.run()
-        await process.exited()
-        #expect(process.terminationStatus == 0)
+        let termination = await process.exited()
+        #expect(termination.status == 0)
 
         let printed = try String(contentsOf: table, encoding: .utf8)
         #expect(printed.contains("| measurement | end to end | raw ceiling | ratio | target |"))
@@ -64,8 +65,8 @@ import TestSupport
         process.standardOutput = try FileHandle(forWritingTo: table)
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
-        await process.exited()
-        return (process.terminationStatus, try String(contentsOf: table, encoding: .utf8), (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+        let termination = await process.exited()
+        return (termination.status, try String(contentsOf: table, encoding: .utf8), (try? String(contentsOf: log, encoding: .utf8)) ?? "")
     }
 
     @Test func theHostileMemoryRunReportsEveryPeak() async throws {

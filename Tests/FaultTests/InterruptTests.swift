@@ -1,4 +1,5 @@
 import Foundation
+import ServerHarness
 import Testing
 import TestSupport
 
@@ -46,9 +47,8 @@ import TestSupport
         try #require(serverPIDs.count == 2, "the run did not start both replicas")
 
         kill(runner, SIGINT)
-        while process.isRunning && clock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!process.isRunning)
-        #expect(process.terminationReason == .exit && process.terminationStatus == 128 + SIGINT)
+        let termination = await process.waitForTermination(timeout: deadline - clock.now)
+        #expect(termination == ProcessTermination(status: 128 + SIGINT, bySignal: false))
         let settled = clock.now + .seconds(15)
         while (Self.isAlive(databasePID) || serverPIDs.contains(where: Self.isAlive)) && clock.now < settled {
             try await Task.sleep(for: .milliseconds(100))

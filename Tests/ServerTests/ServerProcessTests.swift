@@ -97,9 +97,9 @@ import TestSupport
             process.standardError = errors
             process.standardOutput = FileHandle.nullDevice
             try process.run()
-            await process.exited()
+            let termination = await process.exited()
             let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus != 0)
+            #expect(termination.status != 0)
             #expect(message.contains(variable) && message.contains(value), "\(variable): \(message)")
         }
     }

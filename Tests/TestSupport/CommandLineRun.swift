@@ -1,4 +1,5 @@
 import Foundation
+import ServerHarness
 
 /// The built `habitsync-server` binary (beside the test bundle), run to completion.
 public enum HabitSyncBinary {
@@ -29,9 +30,9 @@ public enum HabitSyncBinary {
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        await process.exited()
+        let termination = await process.exited()
         return Outcome(
-            status: process.terminationStatus,
+            status: termination.status,
             stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
             stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
     }
@@ -41,7 +42,10 @@ extension Process {
     /// Waits for the process to exit without blocking a thread: the suite's tasks share two
     /// cooperative threads, and `waitUntilExit()` on them starved every other test while a
     /// child ran (a minute-long benchmark run held one for its whole length).
-    public func exited() async {
-        while isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+    /// (`waitForTermination` also reaps a child whose exit Foundation missed.)
+    @discardableResult
+    public func exited() async -> ProcessTermination {
+        // Without a timeout it returns only once the child has ended.
+        await waitForTermination() ?? ProcessTermination(status: -1, bySignal: false)
     }
 }
