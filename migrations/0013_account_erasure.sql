@@ -33,9 +33,15 @@ COMMENT ON COLUMN erased_users.tenant_id IS 'Owning tenant.';
 COMMENT ON COLUMN erased_users.user_hash IS 'sha256(erasure_keys.key || convert_to(user_id, ''UTF8'')).';
 COMMENT ON COLUMN erased_users.erased_at IS 'When the erasure began.';
 
--- Neither table is granted to the request role or analysts: only the functions below read them.
+-- Neither table is granted to the request role or analysts: only the functions below read
+-- them, as the tables' owner, and even then (as every per-tenant table) only the tenant of the
+-- transaction's request scope.
 ALTER TABLE erasure_keys ENABLE ROW LEVEL SECURITY;
+ALTER TABLE erasure_keys FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON erasure_keys USING (tenant_id = habitsync_current_tenant_id()) WITH CHECK (tenant_id = habitsync_current_tenant_id());
 ALTER TABLE erased_users ENABLE ROW LEVEL SECURITY;
+ALTER TABLE erased_users FORCE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON erased_users USING (tenant_id = habitsync_current_tenant_id()) WITH CHECK (tenant_id = habitsync_current_tenant_id());
 
 CREATE FUNCTION habitsync_erased_user_hash(p_tenant uuid, p_user text) RETURNS bytea
     LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_catalog

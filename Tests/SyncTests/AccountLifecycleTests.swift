@@ -185,6 +185,35 @@ import TestSupport
         }
     }
 
+    /// A push already running when the erasure begins finishes first and its rows are erased
+    /// too; a push arriving after the erasure began is refused at once, even while the erasure
+    /// still waits for the running one.
+    @Test func pushesRacingAnErasureEitherEndBeforeItOrAreRefused() async throws {
+        let world = try await SyncWorld.make()
+        // Two replicas: one replica queues a user's pushes behind each other in-process, so the
+        // late push comes through the other.
+        try await world.serve { server in try await world.serve { replica in
+            let alice = try await world.client(server, user: "alice")
+            let aliceElsewhere = try await world.client(replica, user: "alice")
+            try await Self.fill(alice, eventDays: 2, now: Date())
+            let (running, erasure) = try await world.holdingUserLock("alice") {
+                let running = Task { try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit(name: "in flight"))]).status(0) }
+                try await world.waitForLockWaiters(1)
+                let erasure = Task { try await TestHTTP.request("DELETE", server.baseURL + "/v1/account", headers: ["Authorization": "Bearer \(alice.token)"]) }
+                try await world.waitForLockWaiters(2)
+                // The marker is committed; the erasure waits behind the running push.
+                let late = try await aliceElsewhere.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit(name: "late"))])
+                #expect(late.status == 410)
+                return (running, erasure)
+            }
+            #expect(try await running.value == "applied")
+            let erased = try await erasure.value
+            #expect(erased.status == 200)
+            #expect((try erased.json()["rows"] as? [String: Int])?["habits"] == 3, "the in-flight push's habit was erased too")
+            #expect(try await Self.scan(world, tenant: world.tenant, user: "alice").rows.isEmpty)
+        } }
+    }
+
     @Test func anExportReimportedThroughPushIntoAFreshUserYieldsTheSameRecords() async throws {
         let world = try await SyncWorld.make()
         try await world.serve { server in
