@@ -152,6 +152,8 @@ import TestSupport
             #expect(try await alice.pull().errorCode == "account_erased")
             let export = try await TestHTTP.request("GET", server.baseURL + "/v1/account/export", headers: ["Authorization": "Bearer \(alice.token)"])
             #expect(export.status == 410)
+            let stream = try await TestHTTP.request("GET", server.baseURL + "/v1/sync/events", headers: ["Authorization": "Bearer \(alice.token)"])
+            #expect(stream.status == 410)
             let imported2 = try await HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "alice", legacy], environment: env)
             #expect(imported2.status != 0, "an import for an erased user is refused")
             #expect(try await Self.scan(world, tenant: world.tenant, user: "alice").rows.isEmpty)
@@ -269,6 +271,50 @@ import TestSupport
             let original = try records(changes), copy = try records(restored["changes"] as? [JSON] ?? [])
             #expect(original.count > 15)
             #expect(copy == original)
+        }
+    }
+
+    /// The export reads page by page (keyset pages, each its own transaction): one record per
+    /// page must give exactly the document one large page gives, in every section.
+    @Test func anExportReadOneRecordPerPageIsTheSameDocument() async throws {
+        let world = try await SyncWorld.make()
+        let now = Date()
+        try await world.serve { server in
+            try await Self.fill(try await world.client(server, user: "bob", device: "phone"), eventDays: 40, now: now)
+            for device in ["watch", "tablet"] {
+                let reply = try await world.client(server, user: "bob", device: device).push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit(name: device))])
+                #expect(reply.status(0) == "applied")
+            }
+        }
+        for fixture in ["formation-numeric-dates.json", "breaking-iso-dates.json"] {
+            let path = LegacyImportTests.fixtures.appendingPathComponent(fixture).path
+            let imported = try await HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "bob", path], environment: ["DATABASE_URL": world.database.connectionString])
+            #expect(imported.status == 0, "\(imported.stderr)")
+        }
+        try await world.database.withPool(size: 2) { pool in
+            let report = try await MaintenanceStore(pool: pool).run(retention: .init(tombstones: 90 * 86_400, pushBatches: 90 * 86_400, conflicts: 90 * 86_400, usageEvents: 10 * 86_400))
+            #expect(!report.partitionsArchived.isEmpty)
+            func export(pageSize: Int) async throws -> (String, AccountStore.ExportSummary) {
+                var text = ""
+                let summary = try await AccountStore(pool: pool, exportPageSize: pageSize).export(tenant: world.tenant, user: "bob", now: now) { text += $0 }
+                return (text, summary)
+            }
+            let (whole, summary) = try await export(pageSize: 1000)
+            let (paged, pagedSummary) = try await export(pageSize: 1)
+            #expect(paged == whole)
+            #expect(pagedSummary == summary)
+            for section in ["conflicts", "devices", "pushBatches", "legacyImports", "dataMigrations"] {
+                #expect((summary.sections[section] ?? 0) >= 2, "\(section): \(summary.sections)")
+            }
+            #expect((summary.sections["changes"] ?? 0) > 40, "\(summary.sections)")
+            let document = try JSONSerialization.jsonObject(with: Data(whole.utf8)) as? JSON
+            let changes = document?["changes"] as? [JSON] ?? []
+            #expect(changes.count == summary.sections["changes"])
+            // Settings and the derived records share the user's id, so a record is its collection and id.
+            #expect(Set(changes.map { "\($0["collection"] ?? "") \($0["id"] ?? "")" }).count == changes.count, "no record twice")
+            // Archived events are there: 40 events in all, some in archived months.
+            #expect(changes.filter { $0["collection"] as? String == "usageEvents" }.count == 40)
+            #expect(try await world.count("usage_events", where: "user_id = 'bob'") < 40)
         }
     }
 

@@ -43,10 +43,9 @@ struct EventsController: Sendable {
         }
         metrics.recordOpenStreams(streams.openCount)
         do {
-            if let lastSeen {
-                let latest = try await pull.latestVersion(identity: identity)
-                if latest > lastSeen { streams.behind(id, serverVersion: latest) }
-            }
+            // Read on every open: it also refuses an erased account (410 account_erased).
+            let latest = try await pull.latestVersion(identity: identity)
+            if let lastSeen, latest > lastSeen { streams.behind(id, serverVersion: latest) }
         } catch {
             streams.remove(id)
             metrics.recordOpenStreams(streams.openCount)

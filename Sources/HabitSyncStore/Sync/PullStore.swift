@@ -82,16 +82,20 @@ public struct PullStore: Sendable {
     }
 
     static func latestVersion(tenant: UUID, user: String) -> PGQuery {
-        "SELECT change_counter FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)"
+        """
+        SELECT habitsync_user_erased(\(tenant), \(user)) AS erased,
+               (SELECT change_counter FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)) AS change_counter
+        """
     }
 
     /// The user's newest `serverVersion` (0 before anything was stored): a device that has
-    /// seen less is behind. For a reconnecting event stream.
+    /// seen less is behind. For an event stream as it opens; an erased account is refused.
     public func latestVersion(identity: VerifiedIdentity) async throws -> Int64 {
         try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
-            let rows = try await connection.query(Self.latestVersion(tenant: identity.tenantID, user: identity.userID)).rows
-            return try rows.first?.decode("change_counter", as: Int64.self) ?? 0
+            let row = try await connection.query(Self.latestVersion(tenant: identity.tenantID, user: identity.userID)).single()
+            if try row.decode("erased", as: Bool.self) { throw StoreError.erasedAccount }
+            return try row.decodeIfPresent("change_counter", as: Int64.self) ?? 0
         }
     }
 
