@@ -153,4 +153,37 @@ import Testing
             #expect(seen)
         }
     }
+
+    /// "Delete my account" in the app: the server erases everything; the user's other device
+    /// learns it on its next sync (a distinct error, its pull cursor untouched) and its
+    /// AutoSync stops.
+    @Test func deletingTheAccountStopsTheOtherDevices() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let clock = DeviceClock()
+            let phone = try await Self.device(world, server, "phone", clock: clock)
+            let watch = try await Self.device(world, server, "watch", clock: clock)
+            let day = try #require(LocalDate("2026-11-01"))
+            let habit = try phone.store.save(Habit(name: "Stretch", startDate: day))
+            _ = try await phone.sync()
+            _ = try await watch.sync()
+            let cursor = try watch.store.pullCursor()
+
+            let exported = try JSONSerialization.jsonObject(with: try await phone.exportAccount()) as? [String: Any]
+            #expect((exported?["changes"] as? [[String: Any]])?.contains { $0["id"] as? String == habit.id.uuidString.lowercased() } == true)
+            let rows = try await phone.deleteAccount()
+            #expect(rows["habits"] == 1 && rows["users"] == 1)
+
+            _ = try watch.store.save(Habit(name: "Offline edit", startDate: day))
+            await #expect(throws: SyncError.accountErased) { try await watch.sync() }
+            #expect(try watch.store.pullCursor() == cursor, "an erased account is not a cursor to start over from")
+            let autoSync = AutoSync(engine: watch, debounce: .zero, interval: .seconds(86_400))
+            var results = autoSync.start().makeAsyncIterator()
+            autoSync.signal()
+            let last = try #require(await results.next())
+            #expect(throws: SyncError.accountErased) { try last.get() }
+            #expect(await results.next() == nil, "AutoSync stops")
+            #expect(try await world.count("habits") == 0, "the offline edit was not stored")
+        }
+    }
 }

@@ -39,8 +39,8 @@ public final class AutoSync: Sendable {
     /// The server has something new for this user (a realtime message): sync now.
     public func signal() { trigger.yield(.signal) }
 
-    /// Runs until the returned sequence's consumer stops (or its task is cancelled); yields
-    /// the result of every sync.
+    /// Runs until the returned sequence's consumer stops (or its task is cancelled), or a sync
+    /// finds the account erased (its failure is the last result); yields the result of every sync.
     public func start() -> AsyncStream<Result<SyncEngine.Report, any Error>> {
         let (results, output) = AsyncStream.makeStream(of: Result<SyncEngine.Report, any Error>.self)
         let worker = Task { [self] in
@@ -59,6 +59,8 @@ public final class AutoSync: Sendable {
                             result = .failure(error)
                         }
                         output.yield(result)
+                        // An erased account never syncs again: stop (the sequence ends).
+                        if case .failure(let error) = result, error as? SyncError == .accountErased { break }
                     }
                 }
                 await group.next()

@@ -6,7 +6,8 @@ import HabitSyncDomain
 
 /// The device's half of the protocol over HTTP: pushes the outbox batch by batch, then pulls
 /// pages to the end. Network failures leave the batch persisted, so the next `sync()` sends the
-/// same bytes again; `410 cursor_expired` starts the pull over without touching pending edits.
+/// same bytes again; `410 cursor_expired` starts the pull over without touching pending edits;
+/// `410 account_erased` is `SyncError.accountErased`.
 public struct SyncEngine: Sendable {
     public let store: LocalStore
     public let baseURL: URL
@@ -52,7 +53,7 @@ public struct SyncEngine: Sendable {
             let cursor = try store.pullCursor()
             if let cursor { path += "&cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: Self.cursorCharacters) ?? "") }
             let (body, response) = try await send("GET", path: path, body: nil)
-            if response.statusCode == 410, cursor != nil {
+            if response.statusCode == 410, cursor != nil, Self.error(response, body: body) != .accountErased {
                 // The cursor is older than the purge horizon: start over (once; without a
                 // cursor there is nothing to expire).
                 try store.resetPullCursor()
@@ -133,7 +134,32 @@ public struct SyncEngine: Sendable {
             if case .object(let fields)? = try? JSONParser.parse(body), case .object(let error)? = fields["error"], case .string(let text)? = error["code"] {
                 code = text
             }
+            if response.statusCode == 410, code == "account_erased" { return .accountErased }
             return .refused(status: response.statusCode, code: code)
         }
+    }
+
+    // MARK: - The account
+
+    /// Everything the server holds for this user, as the JSON document of
+    /// `GET /v1/account/export` (docs/accounts.md), for a "download my data" screen.
+    public func exportAccount() async throws -> Data {
+        let (body, response) = try await send("GET", path: "v1/account/export", body: nil)
+        guard response.statusCode == 200 else { throw Self.error(response, body: body) }
+        return body
+    }
+
+    /// Erases the user's account on the server (`DELETE /v1/account`): every record of every
+    /// device, for good. Returns the rows erased per table. Then erase the local store
+    /// (`LocalStore.erase(path:)`) and sign out; the user's other devices get
+    /// `SyncError.accountErased` on their next sync. Pending edits are not pushed first.
+    @discardableResult
+    public func deleteAccount() async throws -> [String: Int] {
+        let (body, response) = try await send("DELETE", path: "v1/account", body: nil)
+        guard response.statusCode == 200 else { throw Self.error(response, body: body) }
+        guard case .object(let answer) = try JSONParser.parse(body), case .object(let rows)? = answer["rows"] else {
+            throw SyncProtocolError.malformedResponse
+        }
+        return rows.compactMapValues { value in if case .number(let count) = value { Int(count) } else { nil } }
     }
 }

@@ -7,6 +7,10 @@ public enum SyncError: Error, Sendable, Equatable {
     case retryLater(seconds: Double)
     /// The token was refused (`401`): sign in again.
     case unauthorized
+    /// The user's account was erased (`410 account_erased`, `DELETE /v1/account` from this or
+    /// another device): stop syncing, erase the local store (`LocalStore.erase(path:)`) and
+    /// sign out. Retrying never helps.
+    case accountErased
     /// Any other answer the device cannot fix by retrying (`400`, `409`, `413` …), with the
     /// server's error code.
     case refused(status: Int, code: String?)
