@@ -50,11 +50,16 @@ COMMENT ON FUNCTION habitsync_erased_user_hash(uuid, text) IS 'The marker hash o
 REVOKE ALL ON FUNCTION habitsync_erased_user_hash(uuid, text) FROM PUBLIC;
 
 CREATE FUNCTION habitsync_user_erased(p_tenant uuid, p_user text) RETURNS boolean
-    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_catalog
+    -- VOLATILE: in READ COMMITTED each call reads with a fresh snapshot, so a push that checks
+    -- after waiting for the user's lock sees an erasure marker committed while it waited (a
+    -- STABLE function would read with the snapshot its statement began with).
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_catalog
     AS $$
-        SELECT NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = p_tenant)
+    BEGIN
+        RETURN NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = p_tenant)
             OR EXISTS (SELECT 1 FROM erased_users e
-                       WHERE e.tenant_id = p_tenant AND e.user_hash = habitsync_erased_user_hash(p_tenant, p_user))
+                       WHERE e.tenant_id = p_tenant AND e.user_hash = habitsync_erased_user_hash(p_tenant, p_user));
+    END
     $$;
 COMMENT ON FUNCTION habitsync_user_erased(uuid, text) IS 'Whether the user''s account was erased (and not allowed again), or their whole tenant (a token verified with a key cached before the tenant''s erasure). Every push, pull and import checks it.';
 REVOKE ALL ON FUNCTION habitsync_user_erased(uuid, text) FROM PUBLIC;

@@ -33,10 +33,6 @@ public struct AccountStore: Sendable {
         "SELECT table_name, row_count FROM habitsync_erase(\(tenant), \(user), \(dryRun))"
     }
 
-    static func isErased(tenant: UUID, user: String) -> PGQuery {
-        "SELECT habitsync_user_erased(\(tenant), \(user)) AS erased"
-    }
-
     static func allowAgain(tenant: UUID, user: String) -> PGQuery {
         "SELECT habitsync_allow_user_again(\(tenant), \(user)) AS removed"
     }
@@ -71,7 +67,7 @@ public struct AccountStore: Sendable {
     public func isErased(tenant: UUID, user: String) async throws -> Bool {
         try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
-            return try await connection.query(Self.isErased(tenant: tenant, user: user)).single().decode("erased", as: Bool.self)
+            return try await connection.query(PullStore.isErased(tenant: tenant, user: user)).single().decode("erased", as: Bool.self)
         }
     }
 

@@ -218,7 +218,7 @@ struct DerivedStateWriter {
         VALUES (\(tenant), \(user), \(derivedRecordID), \(s.currentStreak), \(s.longestStreak), \(s.totalCompleteDays), \(s.lastCompleteDate?.description)::date, \(s.computedFor.description)::date, date_trunc('milliseconds', now()), 'server', \(version))
         ON CONFLICT (tenant_id, user_id) DO UPDATE SET current_streak = EXCLUDED.current_streak, longest_streak = EXCLUDED.longest_streak,
             total_complete_days = EXCLUDED.total_complete_days, last_complete_date = EXCLUDED.last_complete_date, computed_for = EXCLUDED.computed_for,
-            updated_at = EXCLUDED.updated_at, updated_by = 'server', server_version = EXCLUDED.server_version, synced_at = now()
+            updated_at = EXCLUDED.updated_at, updated_by = 'server', server_version = EXCLUDED.server_version, synced_at = EXCLUDED.synced_at
         """
     }
 
@@ -228,7 +228,7 @@ struct DerivedStateWriter {
         VALUES (\(tenant), \(user), \(derivedRecordID), \(p.totalXP), \(p.currentLevel), \(p.xpForCurrentLevel), \(p.xpForNextLevel), date_trunc('milliseconds', now()), 'server', \(version))
         ON CONFLICT (tenant_id, user_id) DO UPDATE SET total_xp = EXCLUDED.total_xp, current_level = EXCLUDED.current_level,
             xp_for_current_level = EXCLUDED.xp_for_current_level, xp_for_next_level = EXCLUDED.xp_for_next_level,
-            updated_at = EXCLUDED.updated_at, updated_by = 'server', server_version = EXCLUDED.server_version, synced_at = now()
+            updated_at = EXCLUDED.updated_at, updated_by = 'server', server_version = EXCLUDED.server_version, synced_at = EXCLUDED.synced_at
         """
     }
 
@@ -238,7 +238,7 @@ struct DerivedStateWriter {
         VALUES (\(tenant), \(user), \(derivedRecordID), \(u.startDate?.description)::date, \(u.currentDayCount), \(u.lastActivityDate?.description)::date, \(u.computedFor.description)::date, date_trunc('milliseconds', now()), 'server', \(version))
         ON CONFLICT (tenant_id, user_id) DO UPDATE SET start_date = EXCLUDED.start_date, current_day_count = EXCLUDED.current_day_count,
             last_activity_date = EXCLUDED.last_activity_date, computed_for = EXCLUDED.computed_for,
-            updated_at = EXCLUDED.updated_at, updated_by = 'server', server_version = EXCLUDED.server_version, synced_at = now()
+            updated_at = EXCLUDED.updated_at, updated_by = 'server', server_version = EXCLUDED.server_version, synced_at = EXCLUDED.synced_at
         """
     }
 }

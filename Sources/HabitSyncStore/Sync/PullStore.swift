@@ -30,17 +30,28 @@ public struct PullStore: Sendable {
 
     public static let pullableCollections: [SyncCollection] = SyncCollection.allCases
 
-    /// Whether the account was erased, and the user's counter and purge horizon and what the
-    /// derived records were computed for (NULL before the user's first write). Always one row.
+    /// The user's counter and purge horizon, and what the derived records were computed for;
+    /// no row before the user's first write, and after an erasure.
     static func userState(tenant: UUID, user: String) -> PGQuery {
         """
-        SELECT habitsync_user_erased(\(tenant), \(user)) AS erased, u.change_counter, u.purged_through_version, u.time_zone,
+        SELECT u.change_counter, u.purged_through_version, u.time_zone,
                g.computed_for::text AS streak_for, s.computed_for::text AS usage_for
-        FROM (SELECT) AS one
-        LEFT JOIN users u ON u.tenant_id = \(tenant) AND u.user_id = \(user)
+        FROM users u
         LEFT JOIN global_streaks g ON g.tenant_id = u.tenant_id AND g.user_id = u.user_id
         LEFT JOIN usage_streaks s ON s.tenant_id = u.tenant_id AND s.user_id = u.user_id
+        WHERE u.tenant_id = \(tenant) AND u.user_id = \(user)
         """
+    }
+
+    static func isErased(tenant: UUID, user: String) -> PGQuery {
+        "SELECT habitsync_user_erased(\(tenant), \(user)) AS erased"
+    }
+
+    /// A user without a row is new, or was erased: refused then.
+    static func refuseIfErased(_ connection: PGConnection, tenant: UUID, user: String) async throws {
+        if try await connection.query(isErased(tenant: tenant, user: user)).single().decode("erased", as: Bool.self) {
+            throw StoreError.erasedAccount
+        }
     }
 
     /// One branch per collection, each using its `(tenant_id, user_id, server_version)` index,
@@ -82,10 +93,7 @@ public struct PullStore: Sendable {
     }
 
     static func latestVersion(tenant: UUID, user: String) -> PGQuery {
-        """
-        SELECT habitsync_user_erased(\(tenant), \(user)) AS erased,
-               (SELECT change_counter FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)) AS change_counter
-        """
+        "SELECT change_counter FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)"
     }
 
     /// The user's newest `serverVersion` (0 before anything was stored): a device that has
@@ -93,9 +101,11 @@ public struct PullStore: Sendable {
     public func latestVersion(identity: VerifiedIdentity) async throws -> Int64 {
         try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
-            let row = try await connection.query(Self.latestVersion(tenant: identity.tenantID, user: identity.userID)).single()
-            if try row.decode("erased", as: Bool.self) { throw StoreError.erasedAccount }
-            return try row.decodeIfPresent("change_counter", as: Int64.self) ?? 0
+            guard let row = try await connection.query(Self.latestVersion(tenant: identity.tenantID, user: identity.userID)).rows.first else {
+                try await Self.refuseIfErased(connection, tenant: identity.tenantID, user: identity.userID)
+                return 0
+            }
+            return try row.decode("change_counter", as: Int64.self)
         }
     }
 
@@ -115,11 +125,8 @@ public struct PullStore: Sendable {
         if let cursor, cursor.collections != nil, cursor.collections != filter { throw Failure.cursorForOtherCollections }
         return try await pool.withTransaction(isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
-            let row = try await connection.query(Self.userState(tenant: identity.tenantID, user: identity.userID)).single()
-            if try row.decode("erased", as: Bool.self) {
-                throw StoreError.erasedAccount
-            }
-            let state = try row.decodeIfPresent("change_counter", as: Int64.self) == nil ? nil : row
+            let state = try await connection.query(Self.userState(tenant: identity.tenantID, user: identity.userID)).rows.first
+            if state == nil { try await Self.refuseIfErased(connection, tenant: identity.tenantID, user: identity.userID) }
             if refreshIfStale, let state {
                 let zone = TimeZone(identifier: try state.decode("time_zone", as: String.self)) ?? .gmt
                 let today = LocalDate(now, in: zone)

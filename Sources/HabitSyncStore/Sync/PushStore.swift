@@ -43,21 +43,26 @@ public struct PushStore: Sendable {
         public var isolatedRefusals = false
     }
 
-    /// Creates the user on first use and takes their row lock; no row for an erased user.
+    /// Creates the user on first use and takes their row lock, unless the account was erased.
+    /// Checked twice, in the one statement: before (a known erasure takes no lock and creates
+    /// no row; nor does a user of an erased tenant) and again in `RETURNING`, once the lock is
+    /// granted, with a fresh snapshot: a push that waited behind an erasure sees its marker,
+    /// and the caller's refusal rolls the row back. No row, or `erased`, means erased.
+    /// (`DO UPDATE SET` takes the inserted row's defaults rather than calling `now()`: Citus
+    /// refuses functions there that are not immutable, deploy/README.md.)
     static func lockUser(tenant: UUID, user: String) -> PGQuery {
         """
         INSERT INTO users (tenant_id, user_id) SELECT \(tenant), \(user) WHERE NOT habitsync_user_erased(\(tenant), \(user))
-        ON CONFLICT (tenant_id, user_id) DO UPDATE SET last_seen_at = now()
-        RETURNING change_counter, derived_record_id
+        ON CONFLICT (tenant_id, user_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at
+        RETURNING change_counter, derived_record_id, habitsync_user_erased(\(tenant), \(user)) AS erased
         """
     }
 
     /// The user's row, locked for this transaction (created on first use); an erased account
     /// is refused (`StoreError.accountErased`) and nothing is stored for it.
     static func lockLiveUser(_ connection: PGConnection, tenant: UUID, user: String) async throws -> PGRow {
-        guard let row = try await connection.query(lockUser(tenant: tenant, user: user)).rows.first else {
-            throw StoreError.erasedAccount
-        }
+        guard let row = try await connection.query(lockUser(tenant: tenant, user: user)).rows.first,
+              try !row.decode("erased", as: Bool.self) else { throw StoreError.erasedAccount }
         return row
     }
 
@@ -71,7 +76,7 @@ public struct PushStore: Sendable {
     static func touchDevice(tenant: UUID, user: String, device: String) -> PGQuery {
         """
         INSERT INTO devices (tenant_id, user_id, device_id, last_push_at) VALUES (\(tenant), \(user), \(device), now())
-        ON CONFLICT (tenant_id, user_id, device_id) DO UPDATE SET last_seen_at = now(), last_push_at = now()
+        ON CONFLICT (tenant_id, user_id, device_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, last_push_at = EXCLUDED.last_push_at
         """
     }
 
