@@ -33,8 +33,12 @@ public func buildApplication(
     // The sync API: every route below requires a verified token.
     let authenticator = Authenticator(tenants: TenantStore(pool: pool))
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
+    // Read once, shared by every push; started now so that the first pushes seldom wait for it.
+    let timeZones = TimeZoneCatalog()
+    Task { _ = try? await timeZones.names(pool) }
     SyncController(
-        push: PushStore(pool: pool, statementTimeout: configuration.statementTimeout, maximumSkew: configuration.limits.maximumClockSkewSeconds),
+        push: PushStore(pool: pool, statementTimeout: configuration.statementTimeout, maximumSkew: configuration.limits.maximumClockSkewSeconds,
+                        timeZones: timeZones),
         pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout),
         limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes)
     ).addRoutes(to: v1)

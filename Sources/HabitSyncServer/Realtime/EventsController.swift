@@ -34,6 +34,8 @@ struct EventsController: Sendable {
         guard let identity = context.identity else { throw APIError.unauthorized }
         let device = request.headers[.deviceID] == nil ? nil : try SyncController.deviceID(request)
         let lastSeen = try Self.lastSeenVersion(request)
+        // Before the stream is registered: a registered stream's idle and lifetime clocks run.
+        try await pull.refuseIfErased(identity: identity)
         let id: Int
         do {
             id = try streams.open(tenant: identity.tenantID, user: identity.userID, device: device)
@@ -43,9 +45,10 @@ struct EventsController: Sendable {
         }
         metrics.recordOpenStreams(streams.openCount)
         do {
-            // Read on every open: it also refuses an erased account (410 account_erased).
-            let latest = try await pull.latestVersion(identity: identity)
-            if let lastSeen, latest > lastSeen { streams.behind(id, serverVersion: latest) }
+            if let lastSeen {
+                let latest = try await pull.latestVersion(identity: identity)
+                if latest > lastSeen { streams.behind(id, serverVersion: latest) }
+            }
         } catch {
             streams.remove(id)
             metrics.recordOpenStreams(streams.openCount)

@@ -92,12 +92,20 @@ public struct PullStore: Sendable {
         }
     }
 
+    /// Refuses an erased account (`StoreError.accountErased`): for an event stream as it opens.
+    public func refuseIfErased(identity: VerifiedIdentity) async throws {
+        try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
+            try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
+            try await Self.refuseIfErased(connection, tenant: identity.tenantID, user: identity.userID)
+        }
+    }
+
     static func latestVersion(tenant: UUID, user: String) -> PGQuery {
         "SELECT change_counter FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)"
     }
 
     /// The user's newest `serverVersion` (0 before anything was stored): a device that has
-    /// seen less is behind. For an event stream as it opens; an erased account is refused.
+    /// seen less is behind. For a reconnecting event stream; an erased account is refused.
     public func latestVersion(identity: VerifiedIdentity) async throws -> Int64 {
         try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
