@@ -21,6 +21,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("hostile-memory"), help: "Measure only the server's peak RSS under 16 concurrent maximum-size pushes.") var hostileMemory = false
     @Flag(name: .customLong("push-only"), help: "Measure only the raw upsert ceiling and the push runs.") var pushOnly = false
     @Flag(name: .customLong("realtime"), help: "Measure only the event streams: latency across two replicas, memory with idle streams, push throughput beside them.") var realtimeOnly = false
+    @Flag(name: .customLong("account"), help: "Measure only account export (time, server peak memory: small against large) and erasure.") var accountOnly = false
     @Flag(name: .customLong("history-scale"), help: "Measure only push and first-pull-of-a-day latency against a week, 5 and 10 years of history.") var historyScaleOnly = false
 
     struct Results: Codable {
@@ -80,6 +81,16 @@ struct BenchCommand: AsyncParsableCommand {
             }
             await environment.stop()
             print(RealtimeBench.table(result))
+            return
+        }
+        if accountOnly {
+            let result: AccountBench.Result
+            do { result = try await AccountBench.measure(environment, small: quick ? 1_000 : 10_000, large: quick ? 20_000 : 500_000, log: log) } catch {
+                await environment.stop()
+                throw error
+            }
+            await environment.stop()
+            print(AccountBench.table(result))
             return
         }
         let histories = quick ? [("a week", 7), ("1 year", 365)] : [("a week", 7), ("5 years", 5 * 365), ("10 years", 10 * 365)]

@@ -8,7 +8,8 @@ import Glibc
 /// One keep-alive HTTP/1.1 connection over a blocking socket, for the push and pull
 /// measurements: what curl or wrk would do. URLSession on Linux spent longer receiving a 1.5 MB
 /// page than the server spent producing it, and as much CPU per push as the server, and the
-/// benchmark measures the server. Responses must carry a Content-Length (the server's always do).
+/// benchmark measures the server. Responses carry a Content-Length, except the streamed ones
+/// `streamed` reads (chunked).
 final class PlainHTTPConnection {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
@@ -24,6 +25,56 @@ final class PlainHTTPConnection {
         try request("GET", path, headers: headers, body: nil)
     }
 
+    /// Sends a request and reads a chunked (streamed) response through, keeping none of it:
+    /// the status and how many body bytes came. Blocks the calling thread.
+    func streamed(_ method: String, _ path: String, headers: [String: String]) throws -> (status: Int, bytes: Int) {
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        try sendAll(Array((request + "\r\n").utf8))
+        let headerEnd = try readUntilHeaderEnd()
+        let head = String(decoding: buffer[..<headerEnd], as: UTF8.self)
+        guard let status = Int(head.split(separator: " ").dropFirst().first ?? "") else { throw BenchError("not an HTTP response: \(head.prefix(80))") }
+        guard head.lowercased().contains("transfer-encoding: chunked") else { throw BenchError("the response is not chunked") }
+        buffer.removeFirst(headerEnd + 4)
+        var bytes = 0
+        while true {
+            let lineEnd = try readUntil([13, 10])
+            guard let size = Int(String(decoding: buffer[..<lineEnd], as: UTF8.self).split(separator: ";")[0], radix: 16) else { throw BenchError("bad chunk size") }
+            buffer.removeFirst(lineEnd + 2)
+            while buffer.count < size + 2 { try receive() }
+            buffer.removeFirst(size + 2)
+            bytes += size
+            if size == 0 { return (status, bytes) }
+        }
+    }
+
+    private func sendAll(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw BenchError("send() failed: errno \(errno)") }
+            sent += n
+        }
+    }
+
+    private func readUntil(_ separator: [UInt8]) throws -> Int {
+        var searchFrom = 0
+        while true {
+            if buffer.count >= separator.count {
+                for index in searchFrom...(buffer.count - separator.count) where buffer[index] == separator[0] && Array(buffer[index..<(index + separator.count)]) == separator {
+                    return index
+                }
+                searchFrom = buffer.count - separator.count + 1
+            }
+            try receive()
+        }
+    }
+
+    /// Sends a DELETE and reads the whole response. Blocks the calling thread.
+    func delete(_ path: String, headers: [String: String]) throws -> (status: Int, body: Data) {
+        try request("DELETE", path, headers: headers, body: nil)
+    }
+
     /// Sends a POST with `body` and reads the whole response. Blocks the calling thread.
     func post(_ path: String, headers: [String: String], body: Data) throws -> (status: Int, body: Data) {
         try request("POST", path, headers: headers, body: body)
@@ -36,12 +87,7 @@ final class PlainHTTPConnection {
         request += "\r\n"
         var bytes = Array(request.utf8)
         if let body { bytes.append(contentsOf: body) }
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { throw BenchError("send() failed: errno \(errno)") }
-            sent += n
-        }
+        try sendAll(bytes)
         let headerEnd = try readUntilHeaderEnd()
         let head = String(decoding: buffer[..<headerEnd], as: UTF8.self)
         let lines = head.split(separator: "\r\n")
@@ -58,19 +104,7 @@ final class PlainHTTPConnection {
         return (status, body)
     }
 
-    private func readUntilHeaderEnd() throws -> Int {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        var searchFrom = 0
-        while true {
-            if buffer.count >= 4 {
-                for index in searchFrom...(buffer.count - 4) where buffer[index] == 13 && Array(buffer[index..<(index + 4)]) == separator {
-                    return index
-                }
-                searchFrom = buffer.count - 3
-            }
-            try receive()
-        }
-    }
+    private func readUntilHeaderEnd() throws -> Int { try readUntil([13, 10, 13, 10]) }
 
     private func receive() throws {
         var chunk = [UInt8](repeating: 0, count: 256 * 1024)

@@ -88,4 +88,15 @@ import TestSupport
             #expect(printed.contains(row), "\(printed)")
         }
     }
+
+    /// `--account --quick`: both exports streamed and answered 200 (the run fails otherwise),
+    /// the erasure answered, every row printed.
+    @Test func theAccountRunExportsAndErases() async throws {
+        let (status, printed, log) = try await Self.runBench(["--account", "--quick"])
+        #expect(status == 0, "\(log)")
+        for row in ["| export, small (1000 usage events)", "| export, large (20000 usage events)", "| DELETE /v1/account of the large one | "] {
+            #expect(printed.contains(row), "\(printed)")
+        }
+        #expect(printed.contains("20001 rows"), "every row of the large account erased: \(printed)")
+    }
 }
