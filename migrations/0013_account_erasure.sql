@@ -123,6 +123,31 @@ CREATE FUNCTION habitsync_user_tables() RETURNS TABLE (relation regclass, label 
     $$;
 COMMENT ON FUNCTION habitsync_user_tables() IS 'Every table holding per-user rows (tenant_id uuid and user_id text), from the catalog; referenced = another table''s foreign key points at it.';
 
+-- The request role cannot read the archive schema (maintenance moves old usage-event months
+-- there, for analysts). An export reads the caller's archived events through this function
+-- instead, one archived partition and one page at a time: only a partition of the archive,
+-- only inside the caller's own request scope.
+CREATE FUNCTION habitsync_archived_usage_events(p_tenant uuid, p_user text, p_partition regclass, p_after bigint, p_limit integer)
+    RETURNS SETOF usage_events
+    LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_catalog
+    AS $$
+    BEGIN
+        IF p_user IS NULL OR p_tenant IS DISTINCT FROM habitsync_current_tenant_id() OR p_user IS DISTINCT FROM habitsync_current_user_id() THEN
+            RAISE EXCEPTION 'archived events outside the request scope' USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        IF NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                       WHERE c.oid = p_partition AND n.nspname = 'archive' AND c.relname LIKE 'usage\_events\_%' AND c.relkind = 'r') THEN
+            RAISE EXCEPTION 'not an archived usage-event partition' USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        RETURN QUERY EXECUTE format(
+            'SELECT (ROW(a.*)::usage_events).* FROM %s a WHERE a.tenant_id = $1 AND a.user_id = $2 AND a.server_version > $3 ORDER BY a.server_version LIMIT $4',
+            p_partition) USING p_tenant, p_user, p_after, p_limit;
+    END
+    $$;
+COMMENT ON FUNCTION habitsync_archived_usage_events(uuid, text, regclass, bigint, integer) IS 'The caller''s usage events in one archived partition, after a server_version, for the account export; only within the request scope.';
+REVOKE ALL ON FUNCTION habitsync_archived_usage_events(uuid, text, regclass, bigint, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION habitsync_archived_usage_events(uuid, text, regclass, bigint, integer) TO habitsync_app;
+
 -- Erases (or with p_dry_run counts) the rows of one user, or with p_user NULL of every user of
 -- the tenant and then the tenant itself. Returns the rows per table as they were when it began
 -- (counted first: deleting some tables' rows fires triggers that rewrite derived tables), so a

@@ -319,10 +319,24 @@ import TestSupport
             // Archived events are there: 40 events in all, some in archived months.
             #expect(changes.filter { $0["collection"] as? String == "usageEvents" }.count == 40)
             #expect(try await world.count("usage_events", where: "user_id = 'bob'") < 40)
+
+            // Through the API, as the request role (which cannot read the archive schema
+            // itself): the same records.
+            try await world.serve { server in
+                let bob = try await world.client(server, user: "bob")
+                let download = try await TestHTTP.request("GET", server.baseURL + "/v1/account/export", headers: ["Authorization": "Bearer \(bob.token)"])
+                #expect(download.status == 200)
+                let viaAPI = try download.json()["changes"] as? [JSON] ?? []
+                func keyed(_ changes: [JSON]) throws -> Set<String> {
+                    Set(try changes.map { String(decoding: try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]), as: UTF8.self) })
+                }
+                #expect(viaAPI.count == changes.count)
+                #expect(try keyed(viaAPI) == keyed(changes))
+            }
         }
     }
 
-    @Test func theRequestRoleCanEraseOnlyTheUserOfItsScope() async throws {
+    @Test func theRequestRoleCanEraseAndReadOnlyTheUserOfItsScope() async throws {
         let world = try await SyncWorld.make()
         try await world.serve { server in
             try await Self.fill(try await world.client(server, user: "bob"), eventDays: 2, now: Date())
@@ -346,6 +360,15 @@ import TestSupport
             try await pool.withTransaction { connection in
                 try await RequestScope.set(on: connection, tenantID: world.tenant, userID: "alice")
                 await #expect(throws: PGError.self) { try await connection.query("SELECT * FROM erasure_keys") }
+            }
+            // The export's reader of archived events: only the caller's, only archived partitions.
+            for (user, relation) in [("bob", "usage_events_2026_11"), ("alice", "habits"), ("alice", "users")] {
+                try await pool.withTransaction { connection in
+                    try await RequestScope.set(on: connection, tenantID: world.tenant, userID: "alice")
+                    await #expect(throws: PGError.self, "\(user) \(relation)") {
+                        try await connection.query("SELECT * FROM habitsync_archived_usage_events(\(world.tenant), \(user), \(relation)::regclass, 0, 10)")
+                    }
+                }
             }
         }
         #expect(try await Self.scan(world, tenant: world.tenant, user: "bob") == before)

@@ -38,24 +38,20 @@ extension AccountStore {
     }
 
     /// Archived usage-event partitions (detached by maintenance): they hold events pulls no
-    /// longer read.
-    static let archivedUsageEventTables: PGQuery = """
-        SELECT n.nspname AS schema_name, c.relname AS table_name
+    /// longer read. The request role reads them through `habitsync_archived_usage_events`
+    /// (migration 0013), not directly.
+    static let archivedUsageEventPartitions: PGQuery = """
+        SELECT t.relation::oid::int8 AS partition
         FROM habitsync_user_tables() t JOIN pg_class c ON c.oid = t.relation JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = 'archive' AND c.relname LIKE 'usage\\_events\\_%'
         ORDER BY c.relname
         """
 
-    static func archivedUsageEventsPage(_ table: PGFragment, tenant: UUID, user: String, after: String?, limit: Int) -> PGQuery {
-        // An archived partition has the columns of usage_events, so its rows are usage_events
-        // rows to the record functions.
-        let row: PGFragment = "(ROW(a.*)::usage_events)"
-        return """
-            SELECT a.server_version::text AS key, \(WireChangeSQL.change(.usageEvents, alias: row))::text AS item
-            FROM \(table) a
-            WHERE a.tenant_id = \(tenant) AND a.user_id = \(user) AND a.server_version > \(after.flatMap { Int64($0) } ?? 0)
-            ORDER BY a.server_version LIMIT \(limit)
-            """
+    static func archivedUsageEventsPage(_ partition: Int64, tenant: UUID, user: String, after: String?, limit: Int) -> PGQuery {
+        """
+        SELECT e.server_version::text AS key, \(WireChangeSQL.change(.usageEvents, alias: "e"))::text AS item
+        FROM habitsync_archived_usage_events(\(tenant), \(user), \(partition)::oid::regclass, \(after.flatMap { Int64($0) } ?? 0), \(limit)::int4) e
+        """
     }
 
     static let otherSections: [Section] = [
@@ -130,12 +126,10 @@ extension AccountStore {
         }
         let archived = try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
-            return try await connection.query(Self.archivedUsageEventTables).rows.map {
-                PGFragment.identifier(try $0.decode("schema_name", as: String.self)) + "." + PGFragment.identifier(try $0.decode("table_name", as: String.self))
-            }
+            return try await connection.query(Self.archivedUsageEventPartitions).rows.map { try $0.decode("partition", as: Int64.self) }
         }
-        for table in archived {
-            count += try await pages(tenant: tenant, user: user, { Self.archivedUsageEventsPage(table, tenant: $0, user: $1, after: $2, limit: $3) }) { items in
+        for partition in archived {
+            count += try await pages(tenant: tenant, user: user, { Self.archivedUsageEventsPage(partition, tenant: $0, user: $1, after: $2, limit: $3) }) { items in
                 summary.collections[SyncCollection.usageEvents.rawValue, default: 0] += items.count
                 try await emit(items)
             }
