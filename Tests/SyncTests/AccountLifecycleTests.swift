@@ -416,6 +416,19 @@ import TestSupport
             // acme's bob is untouched.
             #expect(try await bob.pull().status == 200)
             #expect(try await world.count("habits", where: "user_id = 'bob'") == 2)
+
+            // user erase, as an admin: the same erasure as DELETE /v1/account.
+            let carol = try await world.client(server, user: "carol")
+            try await Self.fill(carol, eventDays: 2, now: Date())
+            let carolBefore = try await Self.scan(world, tenant: world.tenant, user: "carol")
+            let erasedCarol = try await HabitSyncBinary.run(["user", "erase", "--tenant", "acme", "--user", "carol", "--json"], environment: env)
+            #expect(erasedCarol.status == 0, "\(erasedCarol.stderr)")
+            let carolReport = try JSONSerialization.jsonObject(with: Data(erasedCarol.stdout.utf8)) as? JSON
+            #expect((carolReport?["rows"] as? [String: Int])?.mapValues(Int64.init) == carolBefore.rows)
+            #expect(try await Self.scan(world, tenant: world.tenant, user: "carol").rows.isEmpty)
+            #expect(try await carol.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status == 410)
+            let again = try await HabitSyncBinary.run(["user", "erase", "--tenant", "acme", "--user", "carol"], environment: env)
+            #expect(again.stdout.contains("erased 0 rows"), "\(again.stdout)")
         }
         // A server that never saw the tenant's keys: its tokens no longer verify.
         try await world.serve { server in
