@@ -16,10 +16,11 @@ extension Process {
     /// Waits (polling, never blocking a thread) until the process ends; nil if it still runs
     /// after `timeout`.
     ///
-    /// Foundation alone is not trusted to notice: on Linux its termination monitor once missed
-    /// a child's exit, leaving it a zombie while `isRunning` stayed true and a test waited
-    /// forever. So the child is also reaped here with `waitpid(…, WNOHANG)`; whichever of the two
-    /// reaps it first, the status is the same.
+    /// Foundation alone is not trusted to notice: on Linux it learns of an exit when the child's
+    /// end of a socket pair closes, and a grandchild that inherited it (a PostgreSQL the child
+    /// started) keeps it open: the child stayed a zombie while `isRunning` stayed true and a test
+    /// waited forever. So the child is also reaped here with `waitpid(…, WNOHANG)`; whichever of
+    /// the two reaps it first, the status returned here is the child's.
     public func waitForTermination(timeout: Duration? = nil) async -> ProcessTermination? {
         let clock = ContinuousClock()
         let deadline = timeout.map { clock.now + $0 }
