@@ -17,10 +17,11 @@ extension Process {
     /// after `timeout`.
     ///
     /// Foundation alone is not trusted to notice: on Linux it learns of an exit when the child's
-    /// end of a socket pair closes, and a grandchild that inherited it (a PostgreSQL the child
-    /// started) keeps it open: the child stayed a zombie while `isRunning` stayed true and a test
-    /// waited forever. So the child is also reaped here with `waitpid(…, WNOHANG)`; whichever of
-    /// the two reaps it first, the status returned here is the child's.
+    /// end of a socket pair closes, so any other process still holding that end (one that
+    /// inherited it) hides the exit. Seen once: a `tenant create` child stayed a zombie while
+    /// `isRunning` stayed true and a test waited forever. So the child is also reaped here with
+    /// `waitpid(…, WNOHANG)`; whichever of the two reaps it first, the status returned here is
+    /// the child's.
     public func waitForTermination(timeout: Duration? = nil) async -> ProcessTermination? {
         let clock = ContinuousClock()
         let deadline = timeout.map { clock.now + $0 }
