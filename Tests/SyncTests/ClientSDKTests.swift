@@ -186,4 +186,33 @@ import Testing
             #expect(try await world.count("habits") == 0, "the offline edit was not stored")
         }
     }
+
+    /// A device following the event stream learns of the erasure without a trigger of its own:
+    /// the erasure tells the user's streams, the device pulls, gets the error and stops.
+    /// (Without the erasure's notice nothing would ever wake the device: the limit turns that
+    /// into a failure instead of a hang; a passing run takes seconds.)
+    @Test(.timeLimit(.minutes(3)))
+    func aStreamingDeviceStopsWhenTheAccountIsDeletedElsewhere() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            try await RealtimeTests.waitUntilListening(server)
+            let clock = DeviceClock()
+            let phone = try await Self.device(world, server, "phone", clock: clock)
+            let watch = try await Self.device(world, server, "watch", clock: clock)
+            _ = try phone.store.save(Habit(name: "Stretch", startDate: try #require(LocalDate("2026-11-01"))))
+            _ = try await phone.sync()
+            _ = try await watch.sync()
+            // The watch's stream is open once the server has counted it.
+            let autoSync = AutoSync(engine: watch, debounce: .zero, interval: .seconds(86_400), realtime: true)
+            var results = autoSync.start().makeAsyncIterator()
+            for _ in 0..<3000 {
+                if try await server.get("/metrics").text.contains("habitsync_realtime_streams_open 1") { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await phone.deleteAccount()
+            let last = try #require(await results.next())
+            #expect(throws: SyncError.accountErased) { try last.get() }
+            #expect(await results.next() == nil, "AutoSync stops")
+        }
+    }
 }

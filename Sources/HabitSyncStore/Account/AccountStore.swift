@@ -26,7 +26,13 @@ public struct AccountStore: Sendable {
     /// Waits for the user's pushes in progress (they hold this lock) and keeps new ones out
     /// until the erasure commits.
     static func lockUserRow(tenant: UUID, user: String) -> PGQuery {
-        "SELECT 1 FROM users WHERE tenant_id = \(tenant) AND user_id = \(user) FOR UPDATE"
+        "SELECT change_counter FROM users WHERE tenant_id = \(tenant) AND user_id = \(user) FOR UPDATE"
+    }
+
+    /// Tells the user's open event streams, on every replica, at commit: their devices pull,
+    /// get `410 account_erased` and stop syncing.
+    static func notifyDevices(_ notice: ChangeNotice) -> PGQuery {
+        "SELECT pg_notify(\(ChangeNotice.channel), \(notice.payload))"
     }
 
     static func erase(tenant: UUID, user: String?, dryRun: Bool) -> PGQuery {
@@ -50,8 +56,13 @@ public struct AccountStore: Sendable {
         }
         return try await pool.withTransaction(readOnly: dryRun, statementTimeout: erasureStatementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
-            if !dryRun { try await connection.query(Self.lockUserRow(tenant: tenant, user: user)) }
-            return try await Self.report(connection.query(Self.erase(tenant: tenant, user: user, dryRun: dryRun)), dryRun: dryRun)
+            guard !dryRun else { return try await Self.report(connection.query(Self.erase(tenant: tenant, user: user, dryRun: true)), dryRun: true) }
+            let counter = try await connection.query(Self.lockUserRow(tenant: tenant, user: user)).rows.first?.decode("change_counter", as: Int64.self)
+            let report = try await Self.report(connection.query(Self.erase(tenant: tenant, user: user, dryRun: false)), dryRun: false)
+            if let counter {
+                try await connection.query(Self.notifyDevices(ChangeNotice(tenantID: tenant, userID: user, serverVersion: counter + 1, deviceID: "server", collections: [])))
+            }
+            return report
         }
     }
 
