@@ -1,4 +1,5 @@
 import Foundation
+import HabitSyncServer
 import HabitSyncDomain
 import HabitSyncStore
 import LibPQClient
@@ -300,7 +301,7 @@ import TestSupport
             #expect(!report.partitionsArchived.isEmpty)
             func export(pageSize: Int) async throws -> (String, AccountStore.ExportSummary) {
                 var text = ""
-                let summary = try await AccountStore(pool: pool, exportPageSize: pageSize).export(tenant: world.tenant, user: "bob", now: now) { text += $0 }
+                let summary = try await AccountStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout, exportPageSize: pageSize).export(tenant: world.tenant, user: "bob", now: now) { text += $0 }
                 return (text, summary)
             }
             let (whole, summary) = try await export(pageSize: 1000)

@@ -1,4 +1,5 @@
 import Foundation
+import HabitSyncServer
 import HabitSyncAuth
 import HabitSyncDomain
 import HabitSyncStore
@@ -145,7 +146,7 @@ import TestSupport
         // Two days later nothing was pushed: the pull itself finds the streak stale and breaks it.
         let identity = VerifiedIdentity.trusted(tenantID: world.tenant, userID: "alice")
         let page = try await world.database.withPool(size: 2, role: "habitsync_app") { pool in
-            try await PullStore(pool: pool).pull(identity: identity, after: nil, limit: 500, collections: SyncCollection.allCases, now: Date().addingTimeInterval(2 * 86_400))
+            try await PullStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout).pull(identity: identity, after: nil, limit: 500, collections: SyncCollection.allCases, now: Date().addingTimeInterval(2 * 86_400))
         }
         var streak: JSON?
         for text in page.changes {

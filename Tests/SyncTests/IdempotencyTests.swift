@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HabitSyncServer
 import HabitSyncAuth
 import HabitSyncDomain
 import HabitSyncStore
@@ -91,7 +92,7 @@ import TestSupport
     @Test func aFiveHundredChangeMixedBatchCostsAConstantNumberOfRoundTrips() async throws {
         let world = try await SyncWorld.make()
         try await world.database.withPool(size: 1, role: "habitsync_app") { pool in
-            let store = PushStore(pool: pool)
+            let store = PushStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout)
             let identity = VerifiedIdentity.trusted(tenantID: world.tenant, userID: "alice")
             func mixedBatch(_ size: Int, offset: Double) -> [JSON] {
                 let habits = (0..<max(1, size / 5)).map { _ in UUID() }
@@ -131,7 +132,7 @@ import TestSupport
     @Test func everyCollectionMixCostsAConstantNumberOfRoundTrips() async throws {
         let world = try await SyncWorld.make()
         try await world.database.withPool(size: 1, role: "habitsync_app") { pool in
-            let store = PushStore(pool: pool)
+            let store = PushStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout)
             let identity = VerifiedIdentity.trusted(tenantID: world.tenant, userID: "bob")
             func push(_ changes: [JSON]) async throws -> [JSON] { try await Self.push(changes, through: store, as: identity) }
             let habit = UUID()

@@ -18,7 +18,7 @@ import Testing
     typealias Events = AsyncThrowingStream<ServerSentEvent, any Error>.AsyncIterator
 
     static func configuration(_ adjust: (inout RealtimeLimits) -> Void = { _ in }) -> ServerConfiguration {
-        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
+        var configuration = ServerConfiguration.forTests
         adjust(&configuration.realtime)
         return configuration
     }

@@ -38,7 +38,7 @@ struct SyncWorld {
     }
 
     /// Runs `body` with the server up.
-    func serve<T: Sendable>(_ configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0), poolSize: Int = 4, _ body: (RunningServer) async throws -> T) async throws -> T {
+    func serve<T: Sendable>(_ configuration: ServerConfiguration = .forTests, poolSize: Int = 4, _ body: (RunningServer) async throws -> T) async throws -> T {
         try await RunningServer.with(database: database, configuration: configuration, poolSize: poolSize, body)
     }
 

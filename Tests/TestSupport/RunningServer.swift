@@ -13,7 +13,7 @@ public struct RunningServer: Sendable {
     public let metrics: ServerMetrics
 
     public static func with<T: Sendable>(
-        database: TestDatabase, binaryHeadVersion: Int? = nil, configuration: ServerConfiguration = ServerConfiguration(host: "127.0.0.1", port: 0),
+        database: TestDatabase, binaryHeadVersion: Int? = nil, configuration: ServerConfiguration = .forTests,
         poolSize: Int = 4, _ body: (RunningServer) async throws -> T
     ) async throws -> T {
         // Through PgBouncer (HABITSYNC_TEST_PGBOUNCER=1) as `serve --request-database-url …
