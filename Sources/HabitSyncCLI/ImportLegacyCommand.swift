@@ -27,7 +27,7 @@ struct ImportLegacyCommand: AsyncParsableCommand {
             let context = ValidationContext(now: Date(), maximumSkew: 300, timeZones: try await TimeZoneCatalog().names(pool))
             let plan: LegacyImportPlan
             do { plan = try LegacyImportPlan.make(from: data, timeZone: timeZone, context: context) } catch { throw CLIFailure(message: "\(file): \(error)") }
-            guard let found = try await TenantStore(pool: pool).find(tenant) else { throw StoreError(.tenantNotFound, "no tenant '\(tenant)'") }
+            let found = try await TenantStore(pool: pool).require(tenant)
             return try await LegacyImportStore(pool: pool).run(plan, tenant: found.id, user: user, sourceSHA256: sha, dryRun: dryRun)
         }
         if json {

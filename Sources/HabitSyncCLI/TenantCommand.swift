@@ -143,8 +143,7 @@ struct TenantCommand: AsyncParsableCommand {
 
         func run() async throws {
             let report = try await common.withOwnerPool(logger: try common.makeQuietLogger(), applicationName: "habitsync-server tenant") { pool in
-                guard let found = try await TenantStore(pool: pool).find(tenant) else { throw StoreError(.tenantNotFound, "no tenant '\(tenant)'") }
-                return try await AccountStore(pool: pool).eraseTenant(found.id, dryRun: dryRun)
+                try await AccountStore(pool: pool).eraseTenant(try await TenantStore(pool: pool).require(tenant).id, dryRun: dryRun)
             }
             try ErasureReportPrinter.print(report, json: json)
         }

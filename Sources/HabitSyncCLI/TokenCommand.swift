@@ -29,7 +29,7 @@ struct TokenCommand: AsyncParsableCommand {
             let seconds = duration / .seconds(1)
             let (tenantID, key) = try await common.withOwnerPool(logger: try common.makeQuietLogger(), applicationName: "habitsync-server token") { pool in
                 let store = TenantStore(pool: pool)
-                guard let found = try await store.find(tenant) else { throw StoreError(.tenantNotFound, "no tenant '\(tenant)'") }
+                let found = try await store.require(tenant)
                 return (found.id, try await store.signingKey(tenantID: found.id))
             }
             let token = try await TokenMinter.mint(tenantID: tenantID, userID: user, key: key, ttl: seconds)

@@ -20,8 +20,7 @@ struct UserCommand: AsyncParsableCommand {
         }
 
         func tenantID(_ pool: PGPool) async throws -> UUID {
-            guard let found = try await TenantStore(pool: pool).find(tenant) else { throw StoreError(.tenantNotFound, "no tenant '\(tenant)'") }
-            return found.id
+            try await TenantStore(pool: pool).require(tenant).id
         }
     }
 

@@ -96,6 +96,12 @@ public struct TenantStore: Sendable {
         return try await tenant(from: row)
     }
 
+    /// The tenant named by id or name; `StoreError.tenantNotFound` when there is none.
+    public func require(_ reference: String) async throws -> Tenant {
+        guard let found = try await find(reference) else { throw StoreError(.tenantNotFound, "no tenant '\(reference)'") }
+        return found
+    }
+
     /// Adds `key` and retires the tenant's other keys after `grace` (0: at once), so tokens
     /// signed with the old key keep working while devices pick up new ones.
     public func rotateKey(tenant reference: String, to key: TenantKey, grace: TimeInterval) async throws {

@@ -30,6 +30,14 @@ import Testing
         return SyncEngine(store: store, baseURL: base) { token }
     }
 
+    /// A phone and a watch of one user sharing a clock.
+    static func phoneAndWatch(_ world: SyncWorld, _ server: RunningServer) async throws -> (phone: SyncEngine, watch: SyncEngine) {
+        let clock = DeviceClock()
+        return (try await device(world, server, "phone", clock: clock), try await device(world, server, "watch", clock: clock))
+    }
+
+    static let day = LocalDate(year: 2026, month: 11, day: 1)!
+
     static func named(_ name: String) -> [String: JSONValue] {
         var fields = habit
         fields["name"] = .string(name)
@@ -160,10 +168,8 @@ import Testing
     @Test func deletingTheAccountStopsTheOtherDevices() async throws {
         let world = try await SyncWorld.make()
         try await world.serve { server in
-            let clock = DeviceClock()
-            let phone = try await Self.device(world, server, "phone", clock: clock)
-            let watch = try await Self.device(world, server, "watch", clock: clock)
-            let day = try #require(LocalDate("2026-11-01"))
+            let (phone, watch) = try await Self.phoneAndWatch(world, server)
+            let day = Self.day
             let habit = try phone.store.save(Habit(name: "Stretch", startDate: day))
             _ = try await phone.sync()
             _ = try await watch.sync()
@@ -196,10 +202,8 @@ import Testing
         let world = try await SyncWorld.make()
         try await world.serve { server in
             try await RealtimeTests.waitUntilListening(server)
-            let clock = DeviceClock()
-            let phone = try await Self.device(world, server, "phone", clock: clock)
-            let watch = try await Self.device(world, server, "watch", clock: clock)
-            _ = try phone.store.save(Habit(name: "Stretch", startDate: try #require(LocalDate("2026-11-01"))))
+            let (phone, watch) = try await Self.phoneAndWatch(world, server)
+            _ = try phone.store.save(Habit(name: "Stretch", startDate: Self.day))
             _ = try await phone.sync()
             _ = try await watch.sync()
             // The watch's stream is open once the server has counted it.

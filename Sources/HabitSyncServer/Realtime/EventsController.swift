@@ -35,7 +35,7 @@ struct EventsController: Sendable {
         let device = request.headers[.deviceID] == nil ? nil : try SyncController.deviceID(request)
         let lastSeen = try Self.lastSeenVersion(request)
         // Before the stream is registered: a registered stream's idle and lifetime clocks run.
-        try await pull.refuseIfErased(identity: identity)
+        try await pull.refuseIfErased(tenant: identity.tenantID, user: identity.userID)
         let id: Int
         do {
             id = try streams.open(tenant: identity.tenantID, user: identity.userID, device: device)

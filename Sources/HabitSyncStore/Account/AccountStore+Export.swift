@@ -104,7 +104,7 @@ extension AccountStore {
 
     /// Refuses the export of an erased account before anything is written.
     public func checkExportable(tenant: UUID, user: String) async throws {
-        if try await isErased(tenant: tenant, user: user) { throw StoreError.erasedAccount }
+        try await PullStore(pool: pool, statementTimeout: statementTimeout).refuseIfErased(tenant: tenant, user: user)
     }
 
     /// Writes the export in pieces to `write`; returns what it wrote.

@@ -75,13 +75,6 @@ public struct AccountStore: Sendable {
         }
     }
 
-    public func isErased(tenant: UUID, user: String) async throws -> Bool {
-        try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
-            try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
-            return try await connection.query(PullStore.isErased(tenant: tenant, user: user)).single().decode("erased", as: Bool.self)
-        }
-    }
-
     /// Forgets an erasure so that the user can start over (an empty account). True when the
     /// user was marked erased. Admins only: the request role may not run it.
     public func allowAgain(tenant: UUID, user: String) async throws -> Bool {

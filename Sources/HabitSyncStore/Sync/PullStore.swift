@@ -92,11 +92,12 @@ public struct PullStore: Sendable {
         }
     }
 
-    /// Refuses an erased account (`StoreError.accountErased`): for an event stream as it opens.
-    public func refuseIfErased(identity: VerifiedIdentity) async throws {
+    /// Refuses an erased account (`StoreError.accountErased`): for an event stream as it
+    /// opens, and an export before its first byte.
+    public func refuseIfErased(tenant: UUID, user: String) async throws {
         try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
-            try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
-            try await Self.refuseIfErased(connection, tenant: identity.tenantID, user: identity.userID)
+            try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
+            try await Self.refuseIfErased(connection, tenant: tenant, user: user)
         }
     }
 
