@@ -2,25 +2,32 @@ import Foundation
 import LibPQClient
 
 /// The row-level security context of one transaction: the tenant and, for per-user work, the
-/// user. Set with `set_config(…, true)`, so it ends with the transaction and a pooled
-/// connection never carries it into the next request.
+/// user. Set with `SET LOCAL`, so it ends with the transaction and a pooled connection never
+/// carries it into the next request.
+///
+/// `SET LOCAL` rather than `set_config(…, true)` with binds, because it is the form Citus
+/// sends on to the workers (`citus.propagate_set_commands = 'local'`), whose row-level security
+/// reads the same settings (deploy/README.md, "Citus"). `SET` takes no parameters, so the values
+/// are quoted literals: the tenant is a UUID, the user a token subject that `SubjectRules`
+/// validated (no control characters), and a NUL is refused here as well.
 ///
 /// It fails closed (migration 0008): a user of "" matches no row, and tenant-wide work
 /// (`userID: nil`) says so explicitly with `habitsync.scope = 'tenant'`.
 public enum RequestScope {
     /// A request was about to run for an empty user id, which no verified token carries.
     public struct EmptyUser: Error, Sendable {}
+    /// A user id held a NUL, which no verified token carries and a command cannot.
+    public struct UnquotableUser: Error, Sendable {}
 
-    static func setQuery(tenantID: UUID, userID: String?) -> PGQuery {
-        """
-        SELECT set_config('habitsync.tenant_id', \(tenantID.uuidString.lowercased()), true),
-               set_config('habitsync.user_id', \(userID ?? ""), true),
-               set_config('habitsync.scope', \(userID == nil ? "tenant" : "user"), true)
-        """
+    static func setSQL(tenantID: UUID, userID: String?) -> String {
+        "SET LOCAL habitsync.tenant_id = '\(tenantID.uuidString.lowercased())'; "
+            + "SET LOCAL habitsync.user_id = \(PGQuery.quoteLiteral(userID ?? "")); "
+            + "SET LOCAL habitsync.scope = '\(userID == nil ? "tenant" : "user")'"
     }
 
     public static func set(on connection: PGConnection, tenantID: UUID, userID: String?) async throws {
         if let userID, userID.isEmpty { throw EmptyUser() }
-        try await connection.query(setQuery(tenantID: tenantID, userID: userID))
+        if let userID, userID.unicodeScalars.contains("\0") { throw UnquotableUser() }
+        try await connection.simpleQuery(unsafeSQL: setSQL(tenantID: tenantID, userID: userID))
     }
 }

@@ -99,10 +99,15 @@ public struct PGQuery: Sendable, ExpressibleByStringInterpolation, CustomStringC
         }
     }
 
-    /// `'text'`, with `'` doubled (and standard_conforming_strings on, as it is by default):
-    /// for fixed settings written into session commands, never for input.
+    /// A string literal for commands that take no parameters (`SET`): `'` doubled and, when
+    /// there is a backslash, backslashes doubled in an `E'…'` literal, so it reads the same
+    /// whatever `standard_conforming_strings` says (what libpq's `PQescapeLiteral` does).
+    /// `text` must hold no NUL, which would end the command early: callers pass fixed settings
+    /// or validated ids (`SubjectRules` refuses control characters).
     public static func quoteLiteral(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        let quoted = text.replacingOccurrences(of: "'", with: "''")
+        guard text.contains("\\") else { return "'" + quoted + "'" }
+        return "E'" + quoted.replacingOccurrences(of: "\\", with: "\\\\") + "'"
     }
 
     /// `"name"`, with `"` doubled: safe for any string as an identifier.

@@ -64,7 +64,7 @@ import TestSupport
                 }
             }
             // What identity providers issue still works.
-            for subject in ["auth0|5f3c9a", "alice@example.com", "é-ü 名前", String(repeating: "a", count: 255)] {
+            for subject in ["auth0|5f3c9a", "alice@example.com", "é-ü 名前", "o'brien", "back\\slash", String(repeating: "a", count: 255)] {
                 let device = SyncClient(baseURL: server.baseURL, token: try await world.token(user: subject), device: "d")
                 #expect(try await device.pull().status == 200, "\(subject)")
             }
@@ -101,6 +101,16 @@ import TestSupport
                 refused = true
             }
             #expect(refused)
+            // The scope is written into `SET LOCAL` commands as literals: whatever a valid
+            // subject holds arrives as the same setting, and nothing else runs.
+            for subject in ["o'brien", "back\\slash", "\\'; SET LOCAL ROLE postgres; --", "é-ü 名前\u{301}", String(repeating: "'\\", count: 127)] {
+                let seen = try await pool.withTransaction { connection in
+                    try await RequestScope.set(on: connection, tenantID: world.tenant, userID: subject)
+                    return try await connection.query("SELECT current_setting('habitsync.user_id') AS u, current_user::text AS r").single()
+                }
+                #expect(try seen.decode("u", as: String.self) == subject)
+                #expect(try seen.decode("r", as: String.self) == "habitsync_app")
+            }
         }
     }
 
