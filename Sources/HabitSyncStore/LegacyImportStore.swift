@@ -116,7 +116,7 @@ public struct LegacyImportStore: Sendable {
             if next - 1 > counter {
                 let notice = ChangeNotice(tenantID: tenant, userID: user, serverVersion: next - 1, deviceID: "server",
                                           collections: ["dailyProgress", "habits", "reminders", "globalStreak", "userProgress", "usageStreak"])
-                try await connection.query(PushStore.saveCounter(tenant: tenant, user: user, counter: next - 1, notice: notice))
+                try await PushStore.moveCounter(connection, tenant: tenant, user: user, to: next - 1, notice: notice)
             }
             return report
         }

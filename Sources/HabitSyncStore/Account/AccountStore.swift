@@ -29,12 +29,6 @@ public struct AccountStore: Sendable {
         "SELECT change_counter FROM users WHERE tenant_id = \(tenant) AND user_id = \(user) FOR UPDATE"
     }
 
-    /// Tells the user's open event streams, on every replica, at commit: their devices pull,
-    /// get `410 account_erased` and stop syncing.
-    static func notifyDevices(_ notice: ChangeNotice) -> PGQuery {
-        "SELECT pg_notify(\(ChangeNotice.channel), \(notice.payload))"
-    }
-
     static func erase(tenant: UUID, user: String?, dryRun: Bool) -> PGQuery {
         "SELECT table_name, row_count FROM habitsync_erase(\(tenant), \(user), \(dryRun))"
     }
@@ -60,7 +54,9 @@ public struct AccountStore: Sendable {
             let counter = try await connection.query(Self.lockUserRow(tenant: tenant, user: user)).rows.first?.decode("change_counter", as: Int64.self)
             let report = try await Self.report(connection.query(Self.erase(tenant: tenant, user: user, dryRun: false)), dryRun: false)
             if let counter {
-                try await connection.query(Self.notifyDevices(ChangeNotice(tenantID: tenant, userID: user, serverVersion: counter + 1, deviceID: "server", collections: [])))
+                // The user's open event streams, on every replica, hear it at commit: their
+                // devices pull, get `410 account_erased` and stop syncing.
+                try await connection.query(PushStore.notifyChange(ChangeNotice(tenantID: tenant, userID: user, serverVersion: counter + 1, deviceID: "server", collections: [])))
             }
             return report
         }

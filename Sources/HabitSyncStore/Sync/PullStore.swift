@@ -87,7 +87,7 @@ public struct PullStore: Sendable {
             if next - 1 > counter {
                 let notice = ChangeNotice(tenantID: identity.tenantID, userID: identity.userID, serverVersion: next - 1, deviceID: "server",
                                           collections: ["globalStreak", "usageStreak", "userProgress"])
-                try await connection.query(PushStore.saveCounter(tenant: identity.tenantID, user: identity.userID, counter: next - 1, notice: notice))
+                try await PushStore.moveCounter(connection, tenant: identity.tenantID, user: identity.userID, to: next - 1, notice: notice)
             }
         }
     }

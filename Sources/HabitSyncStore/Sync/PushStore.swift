@@ -43,27 +43,32 @@ public struct PushStore: Sendable {
         public var isolatedRefusals = false
     }
 
-    /// Creates the user on first use and takes their row lock, unless the account was erased.
-    /// Checked twice, in the one statement: before (a known erasure takes no lock and creates
-    /// no row; nor does a user of an erased tenant) and again in `RETURNING`, once the lock is
-    /// granted, with a fresh snapshot: a push that waited behind an erasure sees its marker,
-    /// and the caller's refusal rolls the row back. No row, or `erased`, means erased.
-    /// (`DO UPDATE SET` takes the inserted row's defaults rather than calling `now()`: Citus
-    /// refuses functions there that are not immutable, deploy/README.md.)
+    /// Creates the user on first use and takes their row lock, unless the account was erased:
+    /// the `refuse_erased_user` trigger (migration 0015) checks before the insert (a known
+    /// erasure creates no row and takes no lock; nor does a user of an erased tenant) and again
+    /// once the lock of an existing row is granted, with a fresh snapshot, so a push that waited
+    /// behind an erasure sees its marker; it fails the statement with SQLSTATE HS410. A plain
+    /// `INSERT … VALUES` whose `DO UPDATE SET` takes the inserted row's defaults, because Citus
+    /// routes nothing else to one shard (deploy/README.md).
     static func lockUser(tenant: UUID, user: String) -> PGQuery {
         """
-        INSERT INTO users (tenant_id, user_id) SELECT \(tenant), \(user) WHERE NOT habitsync_user_erased(\(tenant), \(user))
+        INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), \(user))
         ON CONFLICT (tenant_id, user_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at
-        RETURNING change_counter, derived_record_id, habitsync_user_erased(\(tenant), \(user)) AS erased
+        RETURNING change_counter, derived_record_id
         """
     }
 
+    /// What `refuse_erased_user` raises: this project's own code, class HS.
+    static let accountErasedState = PGSQLState("HS410")
+
     /// The user's row, locked for this transaction (created on first use); an erased account
-    /// is refused (`StoreError.accountErased`) and nothing is stored for it.
+    /// is refused (`StoreError.erasedAccount`) and nothing is stored for it.
     static func lockLiveUser(_ connection: PGConnection, tenant: UUID, user: String) async throws -> PGRow {
-        guard let row = try await connection.query(lockUser(tenant: tenant, user: user)).rows.first,
-              try !row.decode("erased", as: Bool.self) else { throw StoreError.erasedAccount }
-        return row
+        do {
+            return try await connection.query(lockUser(tenant: tenant, user: user)).single()
+        } catch let error as PGError where error.sqlState == Self.accountErasedState {
+            throw StoreError.erasedAccount
+        }
     }
 
     static func findBatch(tenant: UUID, user: String, device: String, batch: UUID) -> PGQuery {
@@ -87,15 +92,25 @@ public struct PushStore: Sendable {
         """
     }
 
-    /// Moves the user's counter and, in the same statement, tells every replica's listener
-    /// (`NOTIFY` is delivered at commit, and not at all on rollback).
-    static func saveCounter(tenant: UUID, user: String, counter: Int64, notice: ChangeNotice) -> PGQuery {
-        """
-        WITH saved AS (
-            UPDATE users SET change_counter = \(counter) WHERE tenant_id = \(tenant) AND user_id = \(user) AND change_counter < \(counter) RETURNING 1
-        )
-        SELECT pg_notify(\(ChangeNotice.channel), \(notice.payload)) FROM saved
-        """
+    /// Moves the user's counter (the push holds the user's lock, so it always moves).
+    static func saveCounter(tenant: UUID, user: String, counter: Int64) -> PGQuery {
+        "UPDATE users SET change_counter = \(counter) WHERE tenant_id = \(tenant) AND user_id = \(user) AND change_counter < \(counter)"
+    }
+
+    /// Tells every replica's listener; `NOTIFY` is delivered at commit, and not at all on
+    /// rollback. A statement of its own, on no table: on Citus a statement on the user's rows
+    /// runs on a worker, whose notifications no listener hears (and Citus cannot commit a
+    /// transaction that notified on a worker: "cannot PREPARE a transaction that has executed
+    /// NOTIFY").
+    static func notifyChange(_ notice: ChangeNotice) -> PGQuery {
+        "SELECT pg_notify(\(ChangeNotice.channel), \(notice.payload))"
+    }
+
+    /// Moves the user's counter to `counter` and tells the listeners, in the caller's
+    /// transaction (push, pull's derived-state catch-up, legacy import).
+    static func moveCounter(_ connection: PGConnection, tenant: UUID, user: String, to counter: Int64, notice: ChangeNotice) async throws {
+        try await connection.query(saveCounter(tenant: tenant, user: user, counter: counter))
+        try await connection.query(notifyChange(notice))
     }
 
     /// - Parameter requestHash: SHA-256 of the (decompressed) request body: a retry must send
@@ -141,7 +156,7 @@ public struct PushStore: Sendable {
                 let touched = batch.tally.counts.filter { ($0.value["applied"] ?? 0) > 0 }.keys.sorted()
                 let notice = ChangeNotice(tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1,
                                           deviceID: deviceID, collections: touched)
-                try await connection.query(Self.saveCounter(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1, notice: notice))
+                try await Self.moveCounter(connection, tenant: identity.tenantID, user: identity.userID, to: batch.nextVersion - 1, notice: notice)
             }
             let body = Array(batch.responseJSON().utf8)
             try await connection.query(Self.saveBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId, hash: requestHash, body: body))
