@@ -89,9 +89,11 @@ enum DerivedStateQueries {
     static func insertAwards(tenant: UUID, user: String, now: Date, corrections: [DailyCompletionXP.Correction], versions: [Int64]) -> PGQuery {
         """
         INSERT INTO xp_transactions (tenant_id, user_id, id, amount, reason, occurred_at, date, updated_at, updated_by, server_version)
-        SELECT \(tenant), \(user), gen_random_uuid(), a.amount, a.reason, \(now), a.date, date_trunc('milliseconds', \(now)::timestamptz), 'server', a.version
-        FROM unnest(\(corrections.map { Int32($0.amount) })::int4[], \(corrections.map(\.reason))::text[], \(corrections.map { $0.date.description })::date[], \(versions)::int8[])
-            AS a(amount, reason, date, version)
+        SELECT owner.tenant_id, owner.user_id, a.id, a.amount, a.reason, \(now), a.date, date_trunc('milliseconds', \(now)::timestamptz), 'server', a.version
+        FROM unnest(\(corrections.map { _ in UUID() })::uuid[], \(corrections.map { Int32($0.amount) })::int4[], \(corrections.map(\.reason))::text[],
+                    \(corrections.map { $0.date.description })::date[], \(versions)::int8[])
+            AS a(id, amount, reason, date, version)
+        CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
         """
     }
 
@@ -126,22 +128,25 @@ enum DerivedStateQueries {
         """
     }
 
-    static func forgetExitRuns(tenant: UUID, user: String) -> PGQuery {
-        "DELETE FROM usage_exit_runs WHERE tenant_id = \(tenant) AND user_id = \(user)"
+    /// Forgets the user's runs of exit days, and records the zone they are rebuilt in.
+    static func forgetExitRuns(tenant: UUID, user: String, zone: String) -> PGQuery {
+        """
+        WITH built AS (UPDATE users SET exit_runs_zone = \(zone) WHERE tenant_id = \(tenant) AND user_id = \(user))
+        DELETE FROM usage_exit_runs WHERE tenant_id = \(tenant) AND user_id = \(user)
+        """
     }
 
     /// The runs of consecutive exit days in `zone` (gaps and islands: within a run, the day
-    /// minus its rank is constant), and the zone they were built in.
+    /// minus its rank is constant).
     static func rebuildExitRuns(tenant: UUID, user: String, zone: String) -> PGQuery {
         """
-        WITH days AS (
-            SELECT DISTINCT (occurred_at AT TIME ZONE \(zone))::date AS day FROM usage_event_ids
-            WHERE tenant_id = \(tenant) AND user_id = \(user) AND is_exit),
-        built AS (UPDATE users SET exit_runs_zone = \(zone) WHERE tenant_id = \(tenant) AND user_id = \(user))
         INSERT INTO usage_exit_runs (tenant_id, user_id, first_day, last_day)
-        SELECT \(tenant), \(user), min(day), max(day)
-        FROM (SELECT day, day - (row_number() OVER (ORDER BY day))::int AS island FROM days) d
-        GROUP BY island
+        SELECT owner.tenant_id, owner.user_id, min(d.day), max(d.day)
+        FROM (SELECT day, day - (row_number() OVER (ORDER BY day))::int AS island
+              FROM (SELECT DISTINCT (occurred_at AT TIME ZONE \(zone))::date AS day FROM usage_event_ids
+                    WHERE tenant_id = \(tenant) AND user_id = \(user) AND is_exit) days) d
+        CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
+        GROUP BY owner.tenant_id, owner.user_id, d.island
         """
     }
 
@@ -157,11 +162,12 @@ enum DerivedStateQueries {
     }
 
     /// The derived records as stored, as the wire JSON the record functions of 0003 produce.
+    /// Rows go in as `ROW(x.*)::table`: on a Citus shard a row has the shard's type.
     static func currentRecords(tenant: UUID, user: String) -> PGQuery {
         """
-        SELECT 'globalStreak' AS kind, habitsync_global_streak_record(g)::text AS record FROM global_streaks g WHERE tenant_id = \(tenant) AND user_id = \(user)
-        UNION ALL SELECT 'userProgress', habitsync_user_progress_record(p)::text FROM user_progress p WHERE tenant_id = \(tenant) AND user_id = \(user)
-        UNION ALL SELECT 'usageStreak', habitsync_usage_streak_record(s)::text FROM usage_streaks s WHERE tenant_id = \(tenant) AND user_id = \(user)
+        SELECT 'globalStreak' AS kind, habitsync_global_streak_record(ROW(g.*)::global_streaks)::text AS record FROM global_streaks g WHERE tenant_id = \(tenant) AND user_id = \(user)
+        UNION ALL SELECT 'userProgress', habitsync_user_progress_record(ROW(p.*)::user_progress)::text FROM user_progress p WHERE tenant_id = \(tenant) AND user_id = \(user)
+        UNION ALL SELECT 'usageStreak', habitsync_usage_streak_record(ROW(s.*)::usage_streaks)::text FROM usage_streaks s WHERE tenant_id = \(tenant) AND user_id = \(user)
         """
     }
 }

@@ -137,7 +137,7 @@ struct DerivedStateWriter {
     /// from every exit when they were built in another time zone (or never).
     private func usageStreakFromRuns(zone: String, builtIn: String?, today: LocalDate) async throws -> UsageStreak {
         if builtIn != zone {
-            try await connection.query(DerivedStateQueries.forgetExitRuns(tenant: tenant, user: user))
+            try await connection.query(DerivedStateQueries.forgetExitRuns(tenant: tenant, user: user, zone: zone))
             try await connection.query(DerivedStateQueries.rebuildExitRuns(tenant: tenant, user: user, zone: zone))
         }
         let row = try await connection.query(DerivedStateQueries.latestExitRun(tenant: tenant, user: user, today: today)).single()

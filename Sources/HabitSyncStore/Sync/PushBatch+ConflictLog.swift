@@ -19,6 +19,9 @@ extension PushBatch {
         var winningUpdatedBy: [String?] = []
     }
 
+    /// `RETURNING id`, though nobody reads it: on Citus this statement is gathered on the
+    /// coordinator (the identity column's `nextval` keeps it off a single shard), and without
+    /// `RETURNING` Citus writes the rows with `COPY`, which row-level security refuses.
     static func insertConflicts(tenant: UUID, user: String, device: String, batch: UUID, _ c: ConflictColumns) -> PGQuery {
         """
         INSERT INTO conflict_log (tenant_id, user_id, collection, record_id, outcome, error_code, error_field, error_message, op,
@@ -31,6 +34,7 @@ extension PushBatch {
                     \(c.winningUpdatedAt)::timestamptz[], \(c.winningUpdatedBy)::text[])
              AS c(collection, record_id, outcome, error_code, error_field, error_message, op, payload, incoming_updated_at,
                   winning_updated_at, winning_updated_by)
+        RETURNING id
         """
     }
 

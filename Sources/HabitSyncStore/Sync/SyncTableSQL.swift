@@ -13,10 +13,15 @@ import LibPQClient
 /// row instead, and it tends to: the row-level-security predicate repeats the user filter,
 /// so it believes each user holds about one row.
 enum SyncTableSQL {
-    /// The rows as the relation `i(id, version, updated_at, updated_by, is_delete, <data columns>)`,
-    /// one array bind per column. Id arrays are bound as uuid[] itself: a text[] cast in SQL is
-    /// not leakproof, so row-level security would keep it out of the index condition and filter
-    /// the user's every row instead.
+    /// The rows as the relation `i(id, version, updated_at, updated_by, is_delete, <data columns>,
+    /// now)`, one array bind per column, the data columns already cast to their column types and
+    /// `now` the transaction's time. Id arrays are bound as uuid[] itself: a text[] cast in SQL
+    /// is not leakproof, so row-level security would keep it out of the index condition and
+    /// filter the user's every row instead.
+    ///
+    /// Casts and `now()` are made here, not in the writes that read the rows, because Citus
+    /// refuses functions that are not immutable (text to timestamptz is only stable) inside the
+    /// `CASE` and `COALESCE` of an `UPDATE` of a distributed table (deploy/README.md).
     static func input(_ table: SyncTable, _ rows: [SyncRow]) -> PGQuery {
         var arrays: [PGQuery] = [
             "\(rows.map(\.id))::uuid[]", "\(rows.map(\.version))::int8[]", "\(rows.map(\.updatedAt))::timestamptz[]",
@@ -26,11 +31,14 @@ enum SyncTableSQL {
             arrays.append("\(rows.map { $0.values.isEmpty ? nil : $0.values[column] })::text[]")
         }
         let names: PGFragment = "id, version, updated_at, updated_by, is_delete, " + table.columns.map(\.name).joined(separator: ", ")
-        return "SELECT * FROM unnest(\(arrays.joined(separator: ", "))) AS i(\(names))"
+        let typed: PGFragment = "i.id, i.version, i.updated_at, i.updated_by, i.is_delete, "
+            + table.columns.map { "i.\($0.name)::\($0.type) AS \($0.name)" as PGFragment }.joined(separator: ", ")
+        return "SELECT \(typed), now() AS now FROM unnest(\(arrays.joined(separator: ", "))) AS i(\(names))"
     }
 
+    /// The column of the input row aliased `alias` (`input` has cast it already).
     static func cast(_ column: SyncTable.Column, from alias: PGFragment = "i") -> PGFragment {
-        "\(alias).\(column.name)::\(column.type)"
+        "\(alias).\(column.name)"
     }
 
     static func columnList(_ table: SyncTable) -> PGFragment {
@@ -52,13 +60,13 @@ enum SyncTableSQL {
         let assignments = table.columns.map { column -> PGFragment in
             if column.name == "created_at" && createdAtIsServerTime {
                 // createdAt defaults to the server time of the first write and then stays.
-                return "created_at = CASE WHEN i.is_delete THEN h.created_at ELSE coalesce(i.created_at::timestamptz, h.created_at, now()) END"
+                return "created_at = CASE WHEN i.is_delete THEN h.created_at ELSE coalesce(i.created_at, h.created_at, i.now) END"
             }
             return "\(column.name) = CASE WHEN i.is_delete THEN h.\(column.name) ELSE \(cast(column)) END"
         }.joined(separator: ", ")
         let insertValues = table.columns.map { column -> PGFragment in
             if column.name == "created_at" && createdAtIsServerTime {
-                return "CASE WHEN i.is_delete THEN NULL ELSE coalesce(i.created_at::timestamptz, now()) END"
+                return "CASE WHEN i.is_delete THEN NULL ELSE coalesce(i.created_at, i.now) END"
             }
             return cast(column)
         }.joined(separator: ", ")
@@ -67,8 +75,8 @@ enum SyncTableSQL {
             WITH input AS (\(input(table, rows))),
             updated AS (
                 UPDATE \(t) h SET \(assignments),
-                    updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = now(),
-                    deleted_at = CASE WHEN i.is_delete THEN now() END
+                    updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
+                    deleted_at = CASE WHEN i.is_delete THEN i.now END
                 FROM input i
                 WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match)
                   AND (h.updated_at, h.updated_by COLLATE "C") < (i.updated_at, i.updated_by COLLATE "C")\(extra)
@@ -76,7 +84,7 @@ enum SyncTableSQL {
             ),
             inserted AS (
                 INSERT INTO \(t) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at, deleted_at)
-                SELECT \(tenant), \(user), i.id, \(insertValues), i.updated_at, i.updated_by, i.version, now(), CASE WHEN i.is_delete THEN now() END
+                SELECT \(tenant), \(user), i.id, \(insertValues), i.updated_at, i.updated_by, i.version, i.now, CASE WHEN i.is_delete THEN i.now END
                 FROM input i
                 WHERE NOT EXISTS (SELECT 1 FROM \(t) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match) OFFSET 0)
                 RETURNING id
@@ -105,7 +113,7 @@ enum SyncTableSQL {
         WITH input AS (\(input(table, rows))),
         registered AS (
             INSERT INTO usage_event_ids (tenant_id, user_id, id, occurred_at, is_exit)
-            SELECT \(tenant), \(user), i.id, i.occurred_at::timestamptz, i.event_type = 'exit_to_focus' FROM input i
+            SELECT \(tenant), \(user), i.id, i.occurred_at, i.event_type = 'exit_to_focus' FROM input i
             ON CONFLICT (tenant_id, user_id, id) DO NOTHING
             RETURNING id
         )
@@ -134,7 +142,7 @@ enum SyncTableSQL {
                     updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = now()
                 FROM input i
                 WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.achievement_id = i.achievement_id
-                  AND i.unlocked_at::timestamptz < h.unlocked_at
+                  AND i.unlocked_at < h.unlocked_at
                 RETURNING h.achievement_id
             ),
             inserted AS (
@@ -159,7 +167,7 @@ enum SyncTableSQL {
         let stored = table.columns.map { "h.\($0.name)" as PGFragment }.joined(separator: ", ")
         let incoming = table.columns.map { column -> PGFragment in
             // A habit sent without createdAt keeps the stored one.
-            if column.name == "created_at" && table.collection == .habits { return "coalesce(i.created_at::timestamptz, h.created_at)" }
+            if column.name == "created_at" && table.collection == .habits { return "coalesce(i.created_at, h.created_at)" }
             return cast(column)
         }.joined(separator: ", ")
         return """

@@ -24,10 +24,14 @@ enum WireChangeSQL {
 
     /// The record of the row aliased `alias`, as JSON text. Daily progress gets its timestamps
     /// rendered here: a subquery inside the SQL function would stop PostgreSQL inlining it.
+    /// The row goes in as `ROW(alias.*)::table`, not as `alias`: on a Citus shard a row has the
+    /// shard's type (`habits_102008`), which the function does not take; PostgreSQL still
+    /// inlines the function and reads the columns straight from the row.
     static func record(_ collection: SyncCollection, alias a: PGFragment) -> PGFragment {
-        guard collection == .dailyProgress else { return "\(recordFunction(collection))(\(a))" }
+        let row: PGFragment = "ROW(\(a).*)::\(PGFragment.identifier(collection.table))"
+        guard collection == .dailyProgress else { return "\(recordFunction(collection))(\(row))" }
         return """
-            \(recordFunction(collection))(\(a), \
+            \(recordFunction(collection))(\(row), \
             (SELECT string_agg(habitsync_json_time(t), ',' ORDER BY o) FROM unnest(\(a).timestamps) WITH ORDINALITY AS u(t, o)))
             """
     }
