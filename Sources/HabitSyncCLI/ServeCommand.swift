@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HabitSyncServer
+import HabitSyncStore
 import LibPQClient
 import Logging
 import Migrations
@@ -205,11 +206,20 @@ struct ServeCommand: AsyncParsableCommand {
             throw CLIFailure(message: "\(error)")
         }
 
+        let distributed: Bool
+        do {
+            distributed = try await Self.isCitus(connectionString: database.connectionString, logger: logger)
+        } catch {
+            throw CLIFailure(message: "\(error)")
+        }
+        if distributed { logger.info("the database is a Citus coordinator; requests use its settings") }
+
         let pool = PGPool(
             configuration: .init(
                 connection: ServerConfiguration.requestConnection(
                     connectionString: settings.requestDatabaseURL ?? database.connectionString, role: settings.requestRole,
-                    transactionPooling: settings.transactionPooling, namedPreparedStatements: settings.namedPreparedStatements),
+                    transactionPooling: settings.transactionPooling, namedPreparedStatements: settings.namedPreparedStatements,
+                    distributed: distributed),
                 maximumConnections: settings.poolSize, leaseTimeout: settings.poolLeaseTimeout),
             logger: logger)
         let readiness = Readiness()
@@ -227,6 +237,14 @@ struct ServeCommand: AsyncParsableCommand {
         pool.close()
         await pool.shutdownThreads()
         logger.info("stopped")
+    }
+
+    /// Whether the database has the citus extension, asked on a connection of the login role.
+    static func isCitus(connectionString: String, logger: Logger) async throws -> Bool {
+        let configuration = PGPool.Configuration(
+            connection: PGConnectionConfiguration(connectionString: connectionString, applicationName: "habitsync-server serve"),
+            maximumConnections: 1)
+        return try await PGPool.withPool(configuration, logger: logger) { try await DistributionStore(pool: $0).isCitus() }
     }
 
     /// Applies or checks migrations on a connection of the login role (the tables' owner).

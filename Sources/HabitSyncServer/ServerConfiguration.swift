@@ -11,11 +11,18 @@ public struct ServerConfiguration: Sendable {
     /// devices went from 6,617-6,961 to 7,458-7,505 records/s (BENCHMARKS.md).
     public static let requestSessionSettings = ["max_parallel_workers_per_gather": "0", "jit": "off", "plan_cache_mode": "force_generic_plan"]
 
-    /// How the request pool connects: as `role`, with `requestSessionSettings`. `serve` and
-    /// the tests' servers both build their pool from this.
+    /// On a Citus coordinator (deploy/README.md, "Citus"): the request scope's `SET LOCAL`s go
+    /// on to the workers, whose row-level security reads them, and plans are left to PostgreSQL
+    /// (Citus cannot route a generic plan: "could not create distributed plan").
+    public static let distributedRequestSessionSettings = requestSessionSettings
+        .merging(["plan_cache_mode": "auto", "citus.propagate_set_commands": "local"]) { $1 }
+
+    /// How the request pool connects: as `role`, with `requestSessionSettings` (or the
+    /// distributed ones). `serve` and the tests' servers both build their pool from this.
     public static func requestConnection(connectionString: String, role: String?, transactionPooling: Bool = false,
-                                         namedPreparedStatements: Bool = true) -> PGConnectionConfiguration {
-        PGConnectionConfiguration(connectionString: connectionString, role: role, sessionSettings: requestSessionSettings,
+                                         namedPreparedStatements: Bool = true, distributed: Bool = false) -> PGConnectionConfiguration {
+        PGConnectionConfiguration(connectionString: connectionString, role: role,
+                                  sessionSettings: distributed ? distributedRequestSessionSettings : requestSessionSettings,
                                   transactionPooling: transactionPooling, namedPreparedStatements: namedPreparedStatements)
     }
 

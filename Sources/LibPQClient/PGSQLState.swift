@@ -20,6 +20,8 @@ public struct PGSQLState: Hashable, Sendable, CustomStringConvertible {
     public static let undefinedObject = PGSQLState("42704")
     public static let duplicateObject = PGSQLState("42710")
     public static let insufficientPrivilege = PGSQLState("42501")
+    public static let undefinedFunction = PGSQLState("42883")
+    public static let featureNotSupported = PGSQLState("0A000")
     public static let queryCanceled = PGSQLState("57014")
     public static let adminShutdown = PGSQLState("57P01")
     public static let cannotConnectNow = PGSQLState("57P03")
