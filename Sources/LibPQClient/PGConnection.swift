@@ -67,6 +67,7 @@ public final class PGConnection: Sendable {
     @discardableResult
     public func query(_ query: PGQuery) async throws -> PGResult {
         try Self.refuseNULInText(query.binds)
+        statementCounter?.note(query)
         if !namedPreparedStatements {
             return try await onThreadPool { pointer in try Self.executeUnnamed(query, on: pointer) }
         }
@@ -89,7 +90,10 @@ public final class PGConnection: Sendable {
     /// the first failure aborts the rest and is thrown.
     public func pipeline(_ queries: [PGQuery]) async throws -> [PGResult] {
         if queries.isEmpty { return [] }
-        for query in queries { try Self.refuseNULInText(query.binds) }
+        for query in queries {
+            try Self.refuseNULInText(query.binds)
+            statementCounter?.note(query)
+        }
         return try await onThreadPool { pointer in
             guard PQenterPipelineMode(pointer) == 1 else { throw Self.connectionError(pointer) }
             defer { PQexitPipelineMode(pointer) }
@@ -384,10 +388,25 @@ func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<C
 }
 
 /// Counts round trips to the server (each query, simple query or pipeline is one), so tests
-/// and benchmarks can check that a batch costs a constant number of them.
+/// and benchmarks can check that a batch costs a constant number of them; and, while asked
+/// to, keeps the parameterised statements sent (`query` and `pipeline`), so a test can read
+/// their plans.
 public final class StatementCounter: Sendable {
     private let value = Atomic<Int>(0)
+    private let recorded = Mutex<[PGQuery]?>(nil)
     public init() {}
     public var count: Int { value.load(ordering: .relaxed) }
     func increment() { value.add(1, ordering: .relaxed) }
+
+    public func startRecording() { recorded.withLock { $0 = [] } }
+
+    /// The statements sent since `startRecording`, in order; recording stops.
+    public func stopRecording() -> [PGQuery] {
+        recorded.withLock { queries in
+            defer { queries = nil }
+            return queries ?? []
+        }
+    }
+
+    func note(_ query: PGQuery) { recorded.withLock { $0?.append(query) } }
 }

@@ -23,7 +23,7 @@ public struct RunningServer: Sendable {
         let pool = PGPool(
             configuration: .init(connection: ServerConfiguration.requestConnection(
                 connectionString: pooled ?? database.connectionString, role: "habitsync_app",
-                transactionPooling: pooled != nil, namedPreparedStatements: pooled == nil),
+                transactionPooling: pooled != nil, namedPreparedStatements: pooled == nil, distributed: TestPostgres.onCitus),
                                  maximumConnections: poolSize),
             logger: TestPostgres.logger)
         let readiness = Readiness()

@@ -1,5 +1,6 @@
 import EmbeddedPostgres
 import Foundation
+import HabitSyncStore
 import LibPQClient
 import Logging
 import Migrations
@@ -20,6 +21,15 @@ public actor TestPostgres {
     /// PgBouncer in transaction mode (`RunningServer`); stopped at exit.
     static let bouncer = Mutex<PgBouncerProcess?>(nil)
     public static let throughPgBouncer = ProcessInfo.processInfo.environment["HABITSYNC_TEST_PGBOUNCER"].map { !$0.isEmpty && $0 != "0" } ?? false
+    /// With `HABITSYNC_TEST_CITUS_NODES=host:port,host:port,…` (the coordinator first, then
+    /// its workers; user postgres, trusted: `scripts/test-citus`), every database is a
+    /// distributed one on that Citus cluster, and servers use the distributed settings.
+    public static let citusNodes: [String] = (ProcessInfo.processInfo.environment["HABITSYNC_TEST_CITUS_NODES"] ?? "")
+        .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    public static var onCitus: Bool { !citusNodes.isEmpty }
+    /// Shards per distributed table in the tests' databases: enough to spread users over both
+    /// workers, few enough to distribute the template quickly.
+    static let citusShardCount = 4
 
     // Tasks, not values: an actor method suspends at each await, and concurrent tests must
     // share the one start-up instead of racing to do it twice.
@@ -31,6 +41,8 @@ public actor TestPostgres {
         /// Connection string of a database to run CREATE DATABASE from.
         let admin: String
         let forDatabase: @Sendable (String) -> String
+        /// On Citus, the workers' admin connection strings: every database is made on each node.
+        var workerAdmins: [String] = []
         /// The same database through PgBouncer, when the suite runs through one.
         var pooledForDatabase: (@Sendable (String) -> String)? = nil
     }
@@ -56,12 +68,15 @@ public actor TestPostgres {
         return TestDatabase(name: name, connectionString: server.forDatabase(name), pooledConnectionString: server.pooledForDatabase?(name))
     }
 
-    /// A new database with every migration applied.
+    /// A new database with every migration applied (and distributed, on Citus: the template is
+    /// copied on every node, so the coordinator's metadata and the workers' shards match).
     public func migratedDatabase() async throws -> TestDatabase {
         let server = try await serverWithTemplate()
         let name = nextName()
-        try await Self.admin(server) {
-            try await $0.simpleQuery(unsafeSQL: "CREATE DATABASE \(PGQuery.quoteIdentifier(name)) TEMPLATE \(Self.templateName)")
+        for admin in [server.admin] + server.workerAdmins {
+            try await Self.admin(admin) {
+                try await $0.simpleQuery(unsafeSQL: "CREATE DATABASE \(PGQuery.quoteIdentifier(name)) TEMPLATE \(Self.templateName)")
+            }
         }
         return TestDatabase(name: name, connectionString: server.forDatabase(name), pooledConnectionString: server.pooledForDatabase?(name))
     }
@@ -91,20 +106,70 @@ public actor TestPostgres {
     }
 
     private static func buildTemplate(_ server: Server) async throws {
-        try await Self.admin(server) { connection in
-            try await connection.simpleQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(Self.templateName)")
-            try await connection.simpleQuery(unsafeSQL: "CREATE DATABASE \(Self.templateName)")
+        for admin in [server.admin] + server.workerAdmins {
+            try await Self.admin(admin) { connection in
+                try await connection.simpleQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(Self.templateName) WITH (FORCE)")
+                try await connection.simpleQuery(unsafeSQL: "CREATE DATABASE \(Self.templateName)")
+            }
         }
+        if onCitus { try await addCitusNodes(server) }
         let directory = try MigrationDirectory(url: Self.migrationsDirectory)
         try await PGPool.withPool(.init(connection: .init(connectionString: server.forDatabase(Self.templateName)), maximumConnections: 1), logger: logger) { pool in
             // Nothing else migrates yet, but a lock timeout is not what this build tests.
             try await MigrationRunner(pool: pool, directory: directory, options: .init(lockTimeout: .seconds(300)), logger: logger).up()
+            if onCitus {
+                // What an operator runs (deploy/README.md): `habitsync-server distribute`.
+                _ = try await DistributionStore(pool: pool).distribute(shardCount: citusShardCount)
+            }
         }
+        if onCitus {
+            // A template must have no connections when it is copied; Citus keeps some open
+            // from the coordinator to the workers (and its maintenance daemon on each node).
+            for admin in [server.admin] + server.workerAdmins {
+                try await Self.admin(admin) { connection in
+                    try await connection.simpleQuery(unsafeSQL: "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(Self.templateName)' AND pid <> pg_backend_pid()")
+                }
+            }
+        }
+    }
+
+    /// The citus extension in the template on every node, and the workers added to it.
+    private static func addCitusNodes(_ server: Server) async throws {
+        for admin in server.workerAdmins {
+            try await Self.admin(admin.replacingOccurrences(of: "dbname=postgres", with: "dbname=\(templateName)")) {
+                try await $0.simpleQuery(unsafeSQL: "CREATE EXTENSION citus")
+            }
+        }
+        try await PGPool.withPool(.init(connection: .init(connectionString: server.forDatabase(templateName)), maximumConnections: 1), logger: logger) { pool in
+            try await pool.withConnection { connection in
+                try await connection.simpleQuery(unsafeSQL: "CREATE EXTENSION citus")
+                let (host, port) = hostAndPort(citusNodes[0])
+                try await connection.query("SELECT citus_set_coordinator_host(\(host), \(port)::integer)")
+                for worker in citusNodes.dropFirst() {
+                    let (host, port) = hostAndPort(worker)
+                    try await connection.query("SELECT citus_add_node(\(host), \(port)::integer)")
+                }
+            }
+        }
+    }
+
+    static func hostAndPort(_ node: String) -> (String, Int) {
+        let parts = node.split(separator: ":")
+        return (String(parts.first ?? "127.0.0.1"), parts.count > 1 ? Int(parts[1]) ?? 5432 : 5432)
     }
 
     private func startedServer() async throws -> Server {
         if serverTask == nil {
             serverTask = Task {
+                if Self.onCitus {
+                    let nodes = Self.citusNodes
+                    let conninfo: @Sendable (String, String) -> String = { node, database in
+                        let (host, port) = TestPostgres.hostAndPort(node)
+                        return "host=\(host) port=\(port) user=postgres dbname=\(database) connect_timeout=120"
+                    }
+                    return Server(admin: conninfo(nodes[0], "postgres"), forDatabase: { conninfo(nodes[0], $0) },
+                                  workerAdmins: nodes.dropFirst().map { conninfo($0, "postgres") })
+                }
                 if let url = ProcessInfo.processInfo.environment["HABITSYNC_TEST_DATABASE_URL"], !url.isEmpty {
                     // A key=value conninfo; a later dbname overrides the one it names.
                     return Server(admin: url, forDatabase: { "\(url) dbname=\($0)" })
@@ -142,7 +207,11 @@ public actor TestPostgres {
     }
 
     static func admin<T: Sendable>(_ server: Server, _ body: (PGConnection) async throws -> T) async throws -> T {
-        try await PGPool.withPool(.init(connection: .init(connectionString: server.admin), maximumConnections: 1), logger: logger) { pool in
+        try await admin(server.admin, body)
+    }
+
+    static func admin<T: Sendable>(_ connectionString: String, _ body: (PGConnection) async throws -> T) async throws -> T {
+        try await PGPool.withPool(.init(connection: .init(connectionString: connectionString), maximumConnections: 1), logger: logger) { pool in
             try await pool.withConnection(body)
         }
     }
@@ -163,11 +232,18 @@ public struct TestDatabase: Sendable {
 
     /// A pool on this database, as the tables' owner (`role` nil) or as another role.
     public func pool(size: Int = 4, role: String? = nil) -> PGPool {
-        PGPool(configuration: .init(connection: .init(connectionString: connectionString, role: role), maximumConnections: size), logger: TestPostgres.logger)
+        PGPool(configuration: .init(connection: connection(role: role), maximumConnections: size), logger: TestPostgres.logger)
     }
 
     /// Runs `body` with a pool that is closed afterwards.
     public func withPool<T: Sendable>(size: Int = 4, role: String? = nil, _ body: (PGPool) async throws -> T) async throws -> T {
-        try await PGPool.withPool(.init(connection: .init(connectionString: connectionString, role: role), maximumConnections: size), logger: TestPostgres.logger, body)
+        try await PGPool.withPool(.init(connection: connection(role: role), maximumConnections: size), logger: TestPostgres.logger, body)
+    }
+
+    /// On Citus, with the settings a server's request sessions have there (the request scope
+    /// reaches the workers), so a test's own pool sees what the server sees.
+    func connection(role: String?) -> PGConnectionConfiguration {
+        .init(connectionString: connectionString, role: role,
+              sessionSettings: TestPostgres.onCitus ? ["citus.propagate_set_commands": "local", "plan_cache_mode": "auto"] : [:])
     }
 }
