@@ -12,10 +12,11 @@ public struct ServerConfiguration: Sendable {
     public static let requestSessionSettings = ["max_parallel_workers_per_gather": "0", "jit": "off", "plan_cache_mode": "force_generic_plan"]
 
     /// On a Citus coordinator (deploy/README.md, "Citus"): the request scope's `SET LOCAL`s go
-    /// on to the workers, whose row-level security reads them, and plans are left to PostgreSQL
-    /// (Citus cannot route a generic plan: "could not create distributed plan").
+    /// on to the workers, whose row-level security reads them, and every plan is a custom one
+    /// (Citus cannot distribute a generic plan of several of the push statements: "could not
+    /// create distributed plan"; with `auto` that would start after the fifth execution).
     public static let distributedRequestSessionSettings = requestSessionSettings
-        .merging(["plan_cache_mode": "auto", "citus.propagate_set_commands": "local"]) { $1 }
+        .merging(["plan_cache_mode": "force_custom_plan", "citus.propagate_set_commands": "local"]) { $1 }
 
     /// How the request pool connects: as `role`, with `requestSessionSettings` (or the
     /// distributed ones). `serve` and the tests' servers both build their pool from this.

@@ -60,6 +60,15 @@ public struct MaintenanceStore: Sendable {
         """
     }
 
+    /// The same, without locks (Citus: each is then locked on its own shard).
+    static func usersWithTombstones(tenant: UUID, cutoff: Date) -> PGQuery {
+        "SELECT u.user_id FROM users u WHERE u.tenant_id = \(tenant) AND (\(hasTombstones(before: cutoff))) ORDER BY u.user_id"
+    }
+
+    static func lockUser(tenant: UUID, user: String) -> PGQuery {
+        "SELECT user_id FROM users WHERE tenant_id = \(tenant) AND user_id = \(user) FOR UPDATE SKIP LOCKED"
+    }
+
     static func countUsersWithTombstones(tenant: UUID, cutoff: Date) -> PGQuery {
         "SELECT count(*)::int8 AS n FROM users u WHERE u.tenant_id = \(tenant) AND (\(hasTombstones(before: cutoff)))"
     }
@@ -116,23 +125,51 @@ public struct MaintenanceStore: Sendable {
         WHERE i.inhparent = 'usage_events'::regclass AND c.relname ~ '^usage_events_[0-9]{4}_[0-9]{2}$' ORDER BY c.relname
         """
 
+    /// Purges the locked `users`' tombstones: habits after their reminders and progress.
+    private func purgeTombstones(_ connection: PGConnection, tenant: UUID, cutoff: Date, users: [String], report: inout Report) async throws {
+        for (tables, children) in [(Array(Self.purgeTables.dropLast()), false), (["habits"] as [PGFragment], true)] {
+            report.tombstonesPurged += try await connection.query(Self.purgeTombstones(tables: tables, tenant: tenant, cutoff: cutoff, users: users, childrenOfHabits: children))
+                .single().decode("purged", as: Int.self)
+        }
+    }
+
     public func run(retention: Retention, now: Date = Date()) async throws -> Report {
         var report = Report()
         let tenants = try await pool.withConnection { try await $0.query(Self.tenantIDs).rows.map { try $0.decode("id", as: UUID.self) } }
         report.tenants = tenants.count
+        // Citus refuses a row lock over several shards: there each user is purged in a
+        // transaction of its own, on its shard.
+        let distributed = try await DistributionStore(pool: pool).isCitus()
         for tenant in tenants {
+            if distributed {
+                let cutoff = now.addingTimeInterval(-retention.tombstones)
+                let users = try await pool.withTransaction(readOnly: true) { connection in
+                    try await RequestScope.set(on: connection, tenantID: tenant, userID: nil)
+                    return try await connection.query(Self.usersWithTombstones(tenant: tenant, cutoff: cutoff)).rows.map { try $0.decode("user_id", as: String.self) }
+                }
+                for user in users {
+                    try await pool.withTransaction { connection in
+                        try await RequestScope.set(on: connection, tenantID: tenant, userID: nil)
+                        guard try await !connection.query(Self.lockUser(tenant: tenant, user: user)).rows.isEmpty else {
+                            report.usersSkippedBusy += 1
+                            return
+                        }
+                        try await purgeTombstones(connection, tenant: tenant, cutoff: cutoff, users: [user], report: &report)
+                    }
+                }
+            }
             try await pool.withTransaction { connection in
                 try await RequestScope.set(on: connection, tenantID: tenant, userID: nil)
                 let cutoff = now.addingTimeInterval(-retention.tombstones)
+                if distributed {
+                    report.pushBatchesPurged += try await connection.query(Self.purgeBatches(tenant: tenant, cutoff: now.addingTimeInterval(-retention.pushBatches))).affectedRows ?? 0
+                    report.conflictsPurged += try await connection.query(Self.purgeConflicts(tenant: tenant, cutoff: now.addingTimeInterval(-retention.conflicts))).affectedRows ?? 0
+                    return
+                }
                 let users = try await connection.query(Self.lockUsersWithTombstones(tenant: tenant, cutoff: cutoff)).rows.map { try $0.decode("user_id", as: String.self) }
                 let candidates = try await connection.query(Self.countUsersWithTombstones(tenant: tenant, cutoff: cutoff)).single().decode("n", as: Int.self)
                 report.usersSkippedBusy += max(0, candidates - users.count)
-                if !users.isEmpty {
-                    for (tables, children) in [(Array(Self.purgeTables.dropLast()), false), (["habits"] as [PGFragment], true)] {
-                        report.tombstonesPurged += try await connection.query(Self.purgeTombstones(tables: tables, tenant: tenant, cutoff: cutoff, users: users, childrenOfHabits: children))
-                            .single().decode("purged", as: Int.self)
-                    }
-                }
+                if !users.isEmpty { try await purgeTombstones(connection, tenant: tenant, cutoff: cutoff, users: users, report: &report) }
                 report.pushBatchesPurged += try await connection.query(Self.purgeBatches(tenant: tenant, cutoff: now.addingTimeInterval(-retention.pushBatches))).affectedRows ?? 0
                 report.conflictsPurged += try await connection.query(Self.purgeConflicts(tenant: tenant, cutoff: now.addingTimeInterval(-retention.conflicts))).affectedRows ?? 0
             }
@@ -161,7 +198,11 @@ public struct MaintenanceStore: Sendable {
                 try await connection.query(Self.savepoint)
                 do {
                     // Names come from the catalog and match ^usage_events_[0-9]{4}_[0-9]{2}$.
-                    try await connection.simpleQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Int(Self.archiveLockTimeout / .milliseconds(1)))ms'; ALTER TABLE usage_events DETACH PARTITION \(PGQuery.quoteIdentifier(name)); ALTER TABLE \(PGQuery.quoteIdentifier(name)) SET SCHEMA archive")
+                    // One command per round trip: Citus passes a DDL string on to the
+                    // workers whole, and they take one command per statement.
+                    try await connection.simpleQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Int(Self.archiveLockTimeout / .milliseconds(1)))ms'")
+                    try await connection.simpleQuery(unsafeSQL: "ALTER TABLE usage_events DETACH PARTITION \(PGQuery.quoteIdentifier(name))")
+                    try await connection.simpleQuery(unsafeSQL: "ALTER TABLE \(PGQuery.quoteIdentifier(name)) SET SCHEMA archive")
                     try await connection.query(Self.releaseSavepoint)
                     report.partitionsArchived.append(name)
                 } catch let error as PGError where error.sqlState == .lockNotAvailable {

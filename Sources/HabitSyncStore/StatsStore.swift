@@ -20,8 +20,7 @@ public struct StatsStore: Sendable {
         SELECT coalesce(json_agg(json_build_object('habitId', habit_id, 'name', habit_name, 'scheduleType', schedule_type,
                    'dueDays', due_days, 'completedDays', completed_days, 'completionRate', completion_rate, 'struggling', struggling)
                    ORDER BY habit_name, habit_id), '[]')::text AS habits
-        FROM analytics.habit_completion_between(\(from.description)::date, \(to.description)::date)
-        WHERE tenant_id = \(identity.tenantID) AND user_id = \(identity.userID)
+        FROM analytics.user_habit_completion_between(\(identity.tenantID), \(identity.userID), \(from.description)::date, \(to.description)::date)
         """
     }
 

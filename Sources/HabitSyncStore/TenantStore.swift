@@ -38,6 +38,10 @@ public struct TenantStore: Sendable {
             """
     }
 
+    static func insertErasureKey(tenantID: UUID) -> PGQuery {
+        "INSERT INTO erasure_keys (tenant_id) VALUES (\(tenantID))"
+    }
+
     /// Keys that verify tokens now: not retired, or retired with a grace period still running.
     static func selectActiveKeys(tenantID: UUID) -> PGQuery {
         """
@@ -75,6 +79,8 @@ public struct TenantStore: Sendable {
                 try await connection.query(Self.insertTenant(id: id, name: name, dailyCompletionXP: dailyCompletionXP))
                 try await RequestScope.set(on: connection, tenantID: id, userID: nil)
                 try await connection.query(Self.insertKey(tenantID: id, key: key))
+                // Its key for erasure markers (migration 0018): made here, by the owner.
+                try await connection.query(Self.insertErasureKey(tenantID: id))
             }
         } catch let error as PGError where error.sqlState == .uniqueViolation {
             throw StoreError(.tenantExists, "a tenant named '\(name)' already exists")

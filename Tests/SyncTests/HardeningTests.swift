@@ -78,18 +78,19 @@ import TestSupport
             _ = try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())])
         }
         try await world.database.withPool(size: 1, role: "habitsync_app") { pool in
-            let tenant = "set_config('habitsync.tenant_id', '\(world.tenant.uuidString.lowercased())', true)"
+            // SET LOCAL, as the server sets them (on Citus the only form the workers see).
+            let tenant = "SET LOCAL habitsync.tenant_id = '\(world.tenant.uuidString.lowercased())'"
             let cases: [(String, Int)] = [
-                ("\(tenant), set_config('habitsync.user_id', '', true)", 0),
+                ("\(tenant); SET LOCAL habitsync.user_id = ''", 0),
                 (tenant, 0),
-                ("\(tenant), set_config('habitsync.user_id', '', true), set_config('habitsync.scope', 'user', true)", 0),
-                ("\(tenant), set_config('habitsync.user_id', 'bob', true)", 0),
-                ("\(tenant), set_config('habitsync.user_id', 'alice', true)", 1),
-                ("\(tenant), set_config('habitsync.scope', 'tenant', true)", 1),
+                ("\(tenant); SET LOCAL habitsync.user_id = ''; SET LOCAL habitsync.scope = 'user'", 0),
+                ("\(tenant); SET LOCAL habitsync.user_id = 'bob'", 0),
+                ("\(tenant); SET LOCAL habitsync.user_id = 'alice'", 1),
+                ("\(tenant); SET LOCAL habitsync.scope = 'tenant'", 1),
             ]
             for (settings, expected) in cases {
                 let visible = try await pool.withTransaction { connection in
-                    try await connection.query(PGQuery(unsafeSQL: "SELECT \(settings)"))
+                    try await connection.simpleQuery(unsafeSQL: settings)
                     return try await connection.query("SELECT count(*) AS n FROM habits").single().decode("n", as: Int.self)
                 }
                 #expect(visible == expected, "\(settings)")
@@ -196,7 +197,8 @@ import TestSupport
             #expect(reply.status(1) == "rejected")
             #expect(reply.errorCode(1) == "refused_by_database")
             let message = (reply.result(1)["error"] as? JSON)?["message"] as? String ?? ""
-            #expect(message.contains("test_no_evil"), "\(message)")
+            // Citus relays a worker's SQLSTATE but not the constraint's name.
+            #expect(TestPostgres.onCitus || message.contains("test_no_evil"), "\(message)")
             #expect(reply.status(2) == "applied")
             #expect(reply.status(3) == "applied")
             #expect(reply.status(4) == "rejected" && reply.errorCode(4) == "unknown_reference")

@@ -46,10 +46,11 @@ import TestSupport
         // Make the last collection of the batch fail inside PostgreSQL, after habits were written.
         try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
-                try await connection.simpleQuery(unsafeSQL: """
-                    CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by test'; END $$;
-                    CREATE TRIGGER test_refuse BEFORE INSERT ON selected_apps FOR EACH ROW EXECUTE FUNCTION test_refuse();
-                    """)
+                // Citus takes triggers on distributed tables only when told to.
+                if TestPostgres.onCitus { try await connection.simpleQuery(unsafeSQL: "SET citus.enable_unsafe_triggers = on") }
+                // One command at a time: Citus sends each on to the workers as it is.
+                try await connection.simpleQuery(unsafeSQL: "CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by test'; END $$")
+                try await connection.simpleQuery(unsafeSQL: "CREATE TRIGGER test_refuse BEFORE INSERT ON selected_apps FOR EACH ROW EXECUTE FUNCTION test_refuse()")
             }
         }
         try await world.serve { server in

@@ -9,7 +9,7 @@ import Testing
 /// shares it: the request pool's role and settings live and die with each transaction, and
 /// statements go unnamed. (The sync suite itself runs through PgBouncer too, on CI:
 /// `HABITSYNC_TEST_PGBOUNCER=1`.)
-@Suite struct PgBouncerTests {
+@Suite(.disabled(if: TestPostgres.onCitus, "PgBouncer runs in front of the suite's own cluster")) struct PgBouncerTests {
     static func pools(_ url: String, namedPreparedStatements: Bool = false) -> (requests: PGPool, other: PGPool) {
         let requests = PGPool(configuration: .init(connection: ServerConfiguration.requestConnection(
             connectionString: url, role: "habitsync_app", transactionPooling: true, namedPreparedStatements: namedPreparedStatements), maximumConnections: 2),

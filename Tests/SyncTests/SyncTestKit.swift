@@ -60,7 +60,10 @@ struct SyncWorld {
         try await database.withPool(size: 1) { pool in
             for _ in 0..<6000 {
                 let waiting = try await pool.withConnection {
-                    try await $0.query("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").single().decode("n", as: Int.self)
+                    // On Citus the rows, and so the lock waits, are on the workers.
+                    try await $0.query(TestPostgres.onCitus
+                        ? "SELECT count(*) AS n FROM citus_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                        : "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").single().decode("n", as: Int.self)
                 }
                 if waiting >= count { return }
                 try await Task.sleep(for: .milliseconds(10))

@@ -67,6 +67,10 @@ public struct AccountStore: Sendable {
     public func eraseTenant(_ tenant: UUID, dryRun: Bool = false) async throws -> ErasureReport {
         try await pool.withTransaction(readOnly: dryRun, statementTimeout: erasureStatementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: nil)
+            // On Citus the tenant's rows span every shard, and the reference tables (tenants,
+            // keys) cannot be changed after a parallel multi-shard delete in the same
+            // transaction. Elsewhere this only sets an unused placeholder.
+            try await connection.simpleQuery(unsafeSQL: "SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
             return try await Self.report(connection.query(Self.erase(tenant: tenant, user: nil, dryRun: dryRun)), dryRun: dryRun)
         }
     }

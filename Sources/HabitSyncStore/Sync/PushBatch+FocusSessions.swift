@@ -13,13 +13,17 @@ extension PushBatch {
 
     /// Abandons the stored `losers` at `survivorStart` (authored by the server), numbering their
     /// versions from `after + 1`.
+    /// The new values are computed in the subquery, not in `SET`: Citus refuses stable
+    /// functions with column references (`timestamptz + interval`) in an `UPDATE`.
     static func abandonSessions(tenant: UUID, user: String, losers: [UUID], survivorStart: Date, after version: Int64) -> PGQuery {
         """
-        WITH losers AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM unnest(\(losers)::uuid[]) AS l(id))
-        UPDATE focus_sessions f SET state = 'abandoned', end_time = greatest(\(survivorStart)::timestamptz, f.start_time),
-            updated_at = greatest(date_trunc('milliseconds', now()), f.updated_at + interval '1 millisecond'),
-            updated_by = 'server', server_version = \(version) + l.n, synced_at = now()
-        FROM losers l
+        UPDATE focus_sessions f SET state = 'abandoned', end_time = l.end_time, updated_at = l.updated_at,
+            updated_by = 'server', server_version = \(version) + l.n, synced_at = l.now
+        FROM (SELECT s.id, row_number() OVER (ORDER BY s.id) AS n, greatest(\(survivorStart)::timestamptz, s.start_time) AS end_time,
+                     greatest(date_trunc('milliseconds', now()), s.updated_at + interval '1 millisecond') AS updated_at, now() AS now
+              FROM unnest(\(losers)::uuid[]) AS k(id)
+              CROSS JOIN LATERAL (SELECT id, start_time, updated_at FROM focus_sessions
+                                  WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = k.id OFFSET 0) s) l
         WHERE f.tenant_id = \(tenant) AND f.user_id = \(user) AND f.id = l.id
         """
     }
