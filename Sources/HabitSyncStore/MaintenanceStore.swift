@@ -160,16 +160,13 @@ public struct MaintenanceStore: Sendable {
             }
             try await pool.withTransaction { connection in
                 try await RequestScope.set(on: connection, tenantID: tenant, userID: nil)
-                let cutoff = now.addingTimeInterval(-retention.tombstones)
-                if distributed {
-                    report.pushBatchesPurged += try await connection.query(Self.purgeBatches(tenant: tenant, cutoff: now.addingTimeInterval(-retention.pushBatches))).affectedRows ?? 0
-                    report.conflictsPurged += try await connection.query(Self.purgeConflicts(tenant: tenant, cutoff: now.addingTimeInterval(-retention.conflicts))).affectedRows ?? 0
-                    return
+                if !distributed {
+                    let cutoff = now.addingTimeInterval(-retention.tombstones)
+                    let users = try await connection.query(Self.lockUsersWithTombstones(tenant: tenant, cutoff: cutoff)).rows.map { try $0.decode("user_id", as: String.self) }
+                    let candidates = try await connection.query(Self.countUsersWithTombstones(tenant: tenant, cutoff: cutoff)).single().decode("n", as: Int.self)
+                    report.usersSkippedBusy += max(0, candidates - users.count)
+                    if !users.isEmpty { try await purgeTombstones(connection, tenant: tenant, cutoff: cutoff, users: users, report: &report) }
                 }
-                let users = try await connection.query(Self.lockUsersWithTombstones(tenant: tenant, cutoff: cutoff)).rows.map { try $0.decode("user_id", as: String.self) }
-                let candidates = try await connection.query(Self.countUsersWithTombstones(tenant: tenant, cutoff: cutoff)).single().decode("n", as: Int.self)
-                report.usersSkippedBusy += max(0, candidates - users.count)
-                if !users.isEmpty { try await purgeTombstones(connection, tenant: tenant, cutoff: cutoff, users: users, report: &report) }
                 report.pushBatchesPurged += try await connection.query(Self.purgeBatches(tenant: tenant, cutoff: now.addingTimeInterval(-retention.pushBatches))).affectedRows ?? 0
                 report.conflictsPurged += try await connection.query(Self.purgeConflicts(tenant: tenant, cutoff: now.addingTimeInterval(-retention.conflicts))).affectedRows ?? 0
             }
