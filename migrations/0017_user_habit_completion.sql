@@ -1,18 +1,18 @@
--- The stats API's habit completion for one user (GET /v1/stats/habits), as PL/pgSQL.
+-- Habit completion over a date range as PL/pgSQL, one body for one user or for everyone.
 --
--- The API read analytics.habit_completion_between(from, to) filtered by tenant and user; on
--- Citus a parameterised query over a SQL function that reads distributed tables cannot be
--- planned at all ("parameterized queries for SQL functions referencing distributed tables are
--- not supported"). This function runs the same query for one user, the user filter inside,
--- so on Citus it goes to the user's shard.
+-- The stats API (GET /v1/stats/habits) read analytics.habit_completion_between(from, to), a SQL
+-- function, filtered by tenant and user; the analysts' view analytics.habit_completion_rates
+-- calls the same function. On Citus neither can be planned ("parameterized queries for SQL
+-- functions referencing distributed tables are not supported"; the view fails even from psql).
 --
--- For the same reason the analysts' view analytics.habit_completion_rates now holds the query
--- itself rather than calling the SQL function (on Citus it failed even from psql), and the
--- two-argument function, which analysts may call with their own dates, becomes PL/pgSQL. Same
--- columns, same rows.
+-- analytics.user_habit_completion_between(tenant, user, from, to) holds the query once and
+-- runs it with the user as literals (format %L), so on Citus a user's statistics go to the
+-- user's shard; a NULL user means every user. The two-argument function, which the view and
+-- analysts call, becomes a call of it. Same columns, same rows.
+--
 -- These objects live on the coordinator only (the analysts' and the API's queries are planned
--- there): Citus is told not to send this DDL to the workers, where it refuses to replace a
--- view it never distributed. Without Citus the setting is an unused placeholder.
+-- there): Citus is told not to send this DDL to the workers, where it refuses to replace what
+-- it never distributed. Without Citus the setting is an unused placeholder.
 SET LOCAL citus.enable_ddl_propagation TO off;
 
 CREATE FUNCTION analytics.user_habit_completion_between(p_tenant uuid, p_user text, from_date date, to_date date)
@@ -20,9 +20,8 @@ CREATE FUNCTION analytics.user_habit_completion_between(p_tenant uuid, p_user te
                    completed_days bigint, completion_rate numeric, struggling boolean)
     LANGUAGE plpgsql STABLE
     AS $$
-#variable_conflict use_column
 BEGIN
-    RETURN QUERY
+    RETURN QUERY EXECUTE format($query$
         WITH per_habit AS (
             SELECT d.tenant_id, d.user_id, d.habit_id, h.name, h.schedule_type, h.schedule_n,
                    bool_or(d.fixed_schedule) AS fixed,
@@ -32,8 +31,7 @@ BEGIN
                    count(*) FILTER (WHERE NOT d.skipped) AS open_days
             FROM analytics.habit_days d
             JOIN habits h ON h.tenant_id = d.tenant_id AND h.user_id = d.user_id AND h.id = d.habit_id
-            WHERE d.date BETWEEN from_date AND to_date
-              AND d.tenant_id = p_tenant AND d.user_id = p_user AND h.tenant_id = p_tenant AND h.user_id = p_user
+            WHERE d.date BETWEEN $1 AND $2 %s
             GROUP BY d.tenant_id, d.user_id, d.habit_id, h.name, h.schedule_type, h.schedule_n
         ), rated AS (
             SELECT *, round(CASE WHEN fixed THEN completed_due_days::numeric / nullif(due_days, 0)
@@ -41,60 +39,23 @@ BEGIN
                             END, 4) AS rate
             FROM per_habit
         )
-        SELECT r.tenant_id, r.user_id, r.habit_id, r.name, r.schedule_type, r.due_days, r.completed_days, r.rate, coalesce(r.rate < 0.5, false)
-        FROM rated r;
+        SELECT tenant_id, user_id, habit_id, name, schedule_type, due_days, completed_days, rate, coalesce(rate < 0.5, false)
+        FROM rated
+        $query$,
+        CASE WHEN p_user IS NULL THEN ''
+             ELSE format('AND d.tenant_id = %L AND d.user_id = %L AND h.tenant_id = %L AND h.user_id = %L', p_tenant, p_user, p_tenant, p_user)
+        END)
+    USING from_date, to_date;
 END
 $$;
-COMMENT ON FUNCTION analytics.user_habit_completion_between(uuid, text, date, date) IS 'analytics.habit_completion_between for one user (the stats API''s /v1/stats/habits); PL/pgSQL so that Citus can plan it.';
-GRANT EXECUTE ON FUNCTION analytics.user_habit_completion_between(uuid, text, date, date) TO habitsync_app;
+COMMENT ON FUNCTION analytics.user_habit_completion_between(uuid, text, date, date) IS 'habit_completion_rates over the days from_date…to_date for one user (every user when p_user is NULL); the stats API''s /v1/stats/habits.';
 
 CREATE OR REPLACE FUNCTION analytics.habit_completion_between(from_date date, to_date date)
     RETURNS TABLE (tenant_id uuid, user_id text, habit_id uuid, habit_name text, schedule_type text, due_days bigint,
                    completed_days bigint, completion_rate numeric, struggling boolean)
     LANGUAGE plpgsql STABLE
     AS $$
-#variable_conflict use_column
 BEGIN
-    RETURN QUERY
-        WITH per_habit AS (
-            SELECT d.tenant_id, d.user_id, d.habit_id, h.name, h.schedule_type, h.schedule_n,
-                   bool_or(d.fixed_schedule) AS fixed,
-                   count(*) FILTER (WHERE d.due) AS due_days,
-                   count(*) FILTER (WHERE d.completed) AS completed_days,
-                   count(*) FILTER (WHERE d.due AND d.completed) AS completed_due_days,
-                   count(*) FILTER (WHERE NOT d.skipped) AS open_days
-            FROM analytics.habit_days d
-            JOIN habits h ON h.tenant_id = d.tenant_id AND h.user_id = d.user_id AND h.id = d.habit_id
-            WHERE d.date BETWEEN from_date AND to_date
-            GROUP BY d.tenant_id, d.user_id, d.habit_id, h.name, h.schedule_type, h.schedule_n
-        ), rated AS (
-            SELECT *, round(CASE WHEN fixed THEN completed_due_days::numeric / nullif(due_days, 0)
-                                 ELSE completed_days::numeric / nullif(ceil(open_days * schedule_n / CASE schedule_type WHEN 'frequencyWeekly' THEN 7.0 ELSE 30.0 END), 0)
-                            END, 4) AS rate
-            FROM per_habit
-        )
-        SELECT r.tenant_id, r.user_id, r.habit_id, r.name, r.schedule_type, r.due_days, r.completed_days, r.rate, coalesce(r.rate < 0.5, false)
-        FROM rated r;
+    RETURN QUERY SELECT * FROM analytics.user_habit_completion_between(NULL, NULL, from_date, to_date);
 END
 $$;
-
-CREATE OR REPLACE VIEW analytics.habit_completion_rates WITH (security_invoker = true) AS
-        WITH per_habit AS (
-            SELECT d.tenant_id, d.user_id, d.habit_id, h.name, h.schedule_type, h.schedule_n,
-                   bool_or(d.fixed_schedule) AS fixed,
-                   count(*) FILTER (WHERE d.due) AS due_days,
-                   count(*) FILTER (WHERE d.completed) AS completed_days,
-                   count(*) FILTER (WHERE d.due AND d.completed) AS completed_due_days,
-                   count(*) FILTER (WHERE NOT d.skipped) AS open_days
-            FROM analytics.habit_days d
-            JOIN habits h ON h.tenant_id = d.tenant_id AND h.user_id = d.user_id AND h.id = d.habit_id
-            GROUP BY d.tenant_id, d.user_id, d.habit_id, h.name, h.schedule_type, h.schedule_n
-        ), rated AS (
-            SELECT *, round(CASE WHEN fixed THEN completed_due_days::numeric / nullif(due_days, 0)
-                                 ELSE completed_days::numeric / nullif(ceil(open_days * schedule_n / CASE schedule_type WHEN 'frequencyWeekly' THEN 7.0 ELSE 30.0 END), 0)
-                            END, 4) AS rate
-            FROM per_habit
-        )
-        SELECT r.tenant_id, r.user_id, r.habit_id, r.name AS habit_name, r.schedule_type, r.due_days, r.completed_days, r.rate AS completion_rate,
-               coalesce(r.rate < 0.5, false) AS struggling
-        FROM rated r;

@@ -1,5 +1,6 @@
 import EmbeddedPostgres
 import Foundation
+import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
 import Logging
@@ -244,6 +245,6 @@ public struct TestDatabase: Sendable {
     /// reaches the workers), so a test's own pool sees what the server sees.
     func connection(role: String?) -> PGConnectionConfiguration {
         .init(connectionString: connectionString, role: role,
-              sessionSettings: TestPostgres.onCitus ? ["citus.propagate_set_commands": "local", "plan_cache_mode": "force_custom_plan"] : [:])
+              sessionSettings: TestPostgres.onCitus ? ServerConfiguration.distributedRequestSessionSettings : [:])
     }
 }
