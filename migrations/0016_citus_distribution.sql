@@ -2,7 +2,7 @@
 -- `habitsync-server distribute` on the coordinator. Without the citus extension this migration
 -- only creates the function, which then refuses to run.
 --
--- habitsync_distribute(shard_count) turns a migrated database, empty or populated, into a
+-- habitsync_distribute(shard_count) turns a migrated database with no users yet into a
 -- distributed one, in one transaction, and can be run again after later migrations (it only
 -- does what is not done yet). The order is the only one found to work:
 --
@@ -35,6 +35,15 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
         RAISE EXCEPTION 'the citus extension is not installed in this database'
             USING ERRCODE = 'feature_not_supported', HINT = 'CREATE EXTENSION citus on the coordinator and every worker, and add the workers (citus_add_node), first.';
+    END IF;
+    -- Citus copies a table's rows into its shards by inserting them there, which fires the
+    -- derived-state triggers on the workers (xp_transactions' would add every amount to
+    -- users.xp_ledger_sum a second time). Until that copy can run without them, only a
+    -- database with no users yet is distributed.
+    IF EXISTS (SELECT 1 FROM users)
+       AND NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'users'::regclass) THEN
+        RAISE EXCEPTION 'distribute works on a database with no users yet (copying rows into shards would run the derived-state triggers again)'
+            USING ERRCODE = 'feature_not_supported', HINT = 'Distribute right after migrate up, before serving.';
     END IF;
     PERFORM set_config('citus.multi_shard_modify_mode', 'sequential', true);
     PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
