@@ -40,14 +40,18 @@ public struct PGConnectionConfiguration: Sendable {
 
     /// What every session or transaction of this configuration runs first: UTC, ISO dates and
     /// intervals, warnings only, the settings and the role. `local` makes each a `SET LOCAL`,
-    /// which ends with the transaction.
-    func setupSQL(local: Bool) -> String {
+    /// which ends with the transaction; a local `.login` role sets `ROLE NONE` instead.
+    func setupSQL(local: Bool, role transactionRole: TransactionRole = .configured) -> String {
         let set = local ? "SET LOCAL " : "SET "
         var statements = [set + "TimeZone TO 'UTC'", set + "DateStyle TO 'ISO, YMD'", set + "IntervalStyle TO 'iso_8601'", set + "client_min_messages TO warning"]
         for (name, value) in sessionSettings.sorted(by: { $0.key < $1.key }) {
             statements.append(set + PGQuery.quoteIdentifier(name) + " TO " + PGQuery.quoteLiteral(value))
         }
-        if let role { statements.append(set + "ROLE " + PGQuery.quoteIdentifier(role)) }
+        if local, transactionRole == .login {
+            statements.append("SET LOCAL ROLE NONE")
+        } else if let role {
+            statements.append(set + "ROLE " + PGQuery.quoteIdentifier(role))
+        }
         return statements.joined(separator: "; ")
     }
 

@@ -111,12 +111,14 @@ public final class PGPool: Service, Sendable {
     /// with `SET LOCAL` too, in the same round trip as `BEGIN`: nothing the transaction depends
     /// on comes from the session, which a transaction pooler shares with other clients. A
     /// connection that turns out to be dead at `BEGIN` is replaced and the transaction started
-    /// again, since nothing has run yet.
+    /// again, since nothing has run yet. `role: .login` runs it as the login role instead of
+    /// the configured one.
     @discardableResult
     public func withTransaction<Result>(
         isolation: IsolationLevel = .readCommitted,
         readOnly: Bool = false,
         statementTimeout: Duration? = nil,
+        role: TransactionRole = .configured,
         _ body: (PGConnection) async throws -> Result
     ) async throws -> Result {
         var begin = "BEGIN ISOLATION LEVEL \(isolation.rawValue)" + (readOnly ? " READ ONLY" : "")
@@ -124,7 +126,7 @@ public final class PGPool: Service, Sendable {
             let milliseconds = max(1, Int64(statementTimeout / .milliseconds(1)))
             begin += "; SET LOCAL statement_timeout = \(milliseconds)"
         }
-        begin += "; " + configuration.connection.setupSQL(local: true)
+        begin += "; " + configuration.connection.setupSQL(local: true, role: role)
         var attempt = 0
         while true {
             attempt += 1

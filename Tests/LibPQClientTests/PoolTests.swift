@@ -38,6 +38,30 @@ import TestSupport
         }
     }
 
+    /// A pool with a request role runs its transactions as that role; `role: .login` runs one
+    /// as the login role, and the next transaction on the same connection is the request
+    /// role's again (the switch was `SET LOCAL`).
+    @Test func aTransactionCanRunAsTheLoginRoleForItselfOnly() async throws {
+        let database = try await TestPostgres.shared.migratedDatabase()
+        try await database.withPool(size: 1, role: "habitsync_app") { pool in
+            func role(_ choice: TransactionRole) async throws -> (current: String, session: String) {
+                try await pool.withTransaction(role: choice) { connection in
+                    let row = try await connection.query("SELECT current_user::text AS current, session_user::text AS session").single()
+                    return (try row.decode("current", as: String.self), try row.decode("session", as: String.self))
+                }
+            }
+            let request = try await role(.configured)
+            #expect(request.current == "habitsync_app")
+            #expect(request.session != "habitsync_app")
+            let login = try await role(.login)
+            #expect(login.current == request.session)
+            #expect(try await role(.configured).current == "habitsync_app")
+            // A statement outside a transaction has the session's role: still the request role.
+            #expect(try await pool.withConnection { try await $0.query("SELECT current_user::text AS r").single().decode("r", as: String.self) } == "habitsync_app")
+            #expect(pool.statistics.open == 1)
+        }
+    }
+
     @Test func anExhaustedPoolMakesALeaseWaitThenProceed() async throws {
         let database = try await TestPostgres.shared.emptyDatabase()
         try await database.withPool(size: 1) { pool in

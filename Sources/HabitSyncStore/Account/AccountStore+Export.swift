@@ -38,8 +38,9 @@ extension AccountStore {
     }
 
     /// Archived usage-event partitions (detached by maintenance): they hold events pulls no
-    /// longer read. The request role reads them through `habitsync_archived_usage_events`
-    /// (migration 0013), not directly.
+    /// longer read. The request role cannot read them: `habitsync_archived_usage_events`
+    /// (migration 0013) does, in transactions run as the login role (`.login`), which is what
+    /// Citus reads the workers' archived shards as.
     static let archivedUsageEventPartitions: PGQuery = """
         SELECT t.relation::oid::int8 AS partition
         FROM habitsync_user_tables() t JOIN pg_class c ON c.oid = t.relation JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -129,7 +130,7 @@ extension AccountStore {
             return try await connection.query(Self.archivedUsageEventPartitions).rows.map { try $0.decode("partition", as: Int64.self) }
         }
         for partition in archived {
-            count += try await pages(tenant: tenant, user: user, { Self.archivedUsageEventsPage(partition, tenant: $0, user: $1, after: $2, limit: $3) }) { items in
+            count += try await pages(tenant: tenant, user: user, role: .login, { Self.archivedUsageEventsPage(partition, tenant: $0, user: $1, after: $2, limit: $3) }) { items in
                 summary.collections[SyncCollection.usageEvents.rawValue, default: 0] += items.count
                 try await emit(items)
             }
@@ -145,13 +146,13 @@ extension AccountStore {
     }
 
     /// Reads one section page by page, each in its own read-only transaction; returns the count.
-    private func pages(tenant: UUID, user: String, _ page: (UUID, String, String?, Int) -> PGQuery,
+    private func pages(tenant: UUID, user: String, role: TransactionRole = .configured, _ page: (UUID, String, String?, Int) -> PGQuery,
                        each: ([String]) async throws -> Void) async throws -> Int {
         var after: String?
         var total = 0
         while true {
             let query = page(tenant, user, after, exportPageSize)
-            let rows = try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
+            let rows = try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout, role: role) { connection in
                 try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
                 return try await connection.query(query).rows.map { (key: try $0.decode("key", as: String.self), item: try $0.decode("item", as: String.self)) }
             }

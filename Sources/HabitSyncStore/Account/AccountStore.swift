@@ -41,6 +41,12 @@ public struct AccountStore: Sendable {
     /// then on the user's pushes, pulls and imports are refused), then every row, under the
     /// user's lock, in one transaction. Running it again finishes an erasure a failure
     /// interrupted; a dry run changes nothing and counts what would go.
+    ///
+    /// The second transaction runs as the login role (`.login`): `habitsync_erase` deletes
+    /// from tables the request role may not touch (archived months, append-only logs). On one
+    /// server its `SECURITY DEFINER` covers that; Citus runs its deletes on the workers as the
+    /// transaction's role. The scope still limits it to the caller: the function refuses any
+    /// other user, and row-level security is forced on the owner too.
     public func eraseUser(tenant: UUID, user: String, dryRun: Bool = false) async throws -> ErasureReport {
         if !dryRun {
             try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
@@ -48,7 +54,7 @@ public struct AccountStore: Sendable {
                 try await connection.query(Self.markErased(tenant: tenant, user: user))
             }
         }
-        return try await pool.withTransaction(readOnly: dryRun, statementTimeout: erasureStatementTimeout) { connection in
+        return try await pool.withTransaction(readOnly: dryRun, statementTimeout: erasureStatementTimeout, role: .login) { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
             guard !dryRun else { return try await Self.report(connection.query(Self.erase(tenant: tenant, user: user, dryRun: true)), dryRun: true) }
             let counter = try await connection.query(Self.lockUserRow(tenant: tenant, user: user)).rows.first?.decode("change_counter", as: Int64.self)

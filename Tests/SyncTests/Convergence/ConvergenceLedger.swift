@@ -25,6 +25,10 @@ final class ConvergenceLedger: Sendable {
         var answered: [Key: Int] = [:]
         var merged: [Key: Int] = [:]
         var rejected: Set<Key> = []
+        /// What happened to each record, in order, for the message of a failed check.
+        var history: [Key: [String]] = [:]
+        /// What happened to the whole device (pulls started over, app restarts).
+        var deviceEvents: [String] = []
         var counts = Counts()
     }
 
@@ -32,11 +36,28 @@ final class ConvergenceLedger: Sendable {
 
     var counts: Counts { state.withLock { $0.counts } }
 
-    func edited(_ collection: SyncCollection, _ id: UUID) {
+    func edited(_ collection: SyncCollection, _ id: UUID, operation: String = "edit") {
         state.withLock { state in
             state.clock += 1
             state.counts.edits += 1
-            state.lastEdit[Key(collection: collection, id: id)] = state.clock
+            let key = Key(collection: collection, id: id)
+            state.lastEdit[key] = state.clock
+            state.history[key, default: []].append("\(state.clock) \(operation)")
+        }
+    }
+
+    /// Something that happened to the whole device (a pull started over, an app restart).
+    func note(_ event: String) {
+        state.withLock { state in
+            state.clock += 1
+            state.deviceEvents.append("\(state.clock) \(event)")
+        }
+    }
+
+    /// The record's events and the device's, in order (each starts with its clock).
+    func history(_ key: Key) -> [String] {
+        state.withLock { state in
+            ((state.history[key] ?? []) + state.deviceEvents).sorted { Int($0.prefix { $0 != " " }) ?? 0 < Int($1.prefix { $0 != " " }) ?? 0 }
         }
     }
 
@@ -47,6 +68,8 @@ final class ConvergenceLedger: Sendable {
                 state.counts.rekeyed += 1
                 state.merged[Key(collection: rekey.collection, id: rekey.to)] = state.clock
                 state.merged[Key(collection: rekey.collection, id: rekey.from)] = state.clock
+                state.history[Key(collection: rekey.collection, id: rekey.to), default: []].append("\(state.clock) re-keyed from \(rekey.from)")
+                state.history[Key(collection: rekey.collection, id: rekey.from), default: []].append("\(state.clock) re-keyed to \(rekey.to)")
             }
             for outcome in report.outcomes {
                 switch outcome.status {
@@ -55,6 +78,8 @@ final class ConvergenceLedger: Sendable {
                 case .superseded: state.counts.superseded += 1
                 case .rejected: state.counts.rejected += 1
                 }
+                state.history[Key(collection: outcome.collection, id: outcome.sentID), default: []]
+                    .append("\(state.clock) \(outcome.status.rawValue)\(outcome.editedSince ? " (edited since)" : "")\(outcome.id != outcome.sentID ? " as \(outcome.id)" : "")")
                 guard !outcome.editedSince else { continue }
                 for id in [outcome.sentID, outcome.id] {
                     let key = Key(collection: outcome.collection, id: id)

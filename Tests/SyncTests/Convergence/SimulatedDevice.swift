@@ -51,7 +51,9 @@ actor SimulatedDevice {
     func sync() async {
         counts.syncs += 1
         do {
-            counts.pullsStartedOver += try await engine.sync().pullsStartedOver
+            let report = try await engine.sync()
+            counts.pullsStartedOver += report.pullsStartedOver
+            if report.pullsStartedOver > 0 { ledger.note("pull started over (410), pulled \(report.pulled)") }
             syncedOnce = true
         } catch {
             counts.failedSyncs += 1
@@ -67,7 +69,9 @@ actor SimulatedDevice {
         let task = Task { try await engine.sync() }
         try await Task.sleep(for: .milliseconds(Int.random(in: 0...15)))
         task.cancel()
-        _ = await task.result
+        let result = await task.result
+        if case .success(let report) = result, report.pullsStartedOver > 0 { ledger.note("pull started over (410) before the kill") }
+        ledger.note("app killed mid-sync (\((try? result.get()) == nil ? "sync unfinished" : "sync had finished")), restarted")
         self.engine = makeEngine(try Self.open(path: path, name: name, skew: skew))
     }
 
@@ -89,7 +93,7 @@ actor SimulatedDevice {
         do {
             guard let (collection, id) = try operation.2() else { return }
             counts.operations[operation.0, default: 0] += 1
-            ledger.edited(collection, id)
+            ledger.edited(collection, id, operation: operation.0)
         } catch is ChangeRejection {
             counts.refusedLocally += 1
         } catch {
