@@ -2,7 +2,7 @@ import LibPQClient
 
 /// The Citus layout of the schema (deploy/README.md, "Citus"): whether the database is a Citus
 /// coordinator, and turning a migrated database into a distributed one
-/// (`habitsync_distribute`, migration 0015). Runs as the tables' owner.
+/// (`habitsync_distribute`, migrations 0016 and 0020). Runs as a superuser.
 public struct DistributionStore: Sendable {
     /// One object `distribute` changed, and what it became.
     public struct Step: Sendable, Equatable {
@@ -26,8 +26,10 @@ public struct DistributionStore: Sendable {
         try await pool.withConnection { try await $0.query(Self.citusInstalled).single().decode("installed") }
     }
 
-    /// Distributes what is not distributed yet, in one transaction; an empty answer means it
-    /// already was. Fails with `feature_not_supported` without the citus extension.
+    /// Distributes what is not distributed yet, rows included, in one transaction; an empty
+    /// answer means it already was. Fails with `feature_not_supported` without the citus
+    /// extension, `insufficient_privilege` for a role row-level security filters, and
+    /// `data_exception` if a table's rows would not all arrive once (then nothing changed).
     public func distribute(shardCount: Int?) async throws -> [Step] {
         try await pool.withTransaction { connection in
             try await connection.query(Self.distribute(shardCount: shardCount)).rows.map {

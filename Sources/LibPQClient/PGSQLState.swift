@@ -12,6 +12,7 @@ public struct PGSQLState: Hashable, Sendable, CustomStringConvertible {
 
     public static let uniqueViolation = PGSQLState("23505")
     public static let foreignKeyViolation = PGSQLState("23503")
+    public static let dataException = PGSQLState("22000")
     public static let checkViolation = PGSQLState("23514")
     public static let notNullViolation = PGSQLState("23502")
     public static let exclusionViolation = PGSQLState("23P01")

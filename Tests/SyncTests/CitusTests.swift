@@ -4,6 +4,7 @@ import HabitSyncDomain
 import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
+import ServerHarness
 import Testing
 import TestSupport
 
@@ -176,6 +177,122 @@ struct CitusTests {
             print("Citus: \(explained) statements of one user's push, pull and recompute explained; \(multiShard.count) touch more than one shard")
             #expect(explained > 20)
             #expect(multiShard.isEmpty, "\(multiShard.joined(separator: "\n\n"))")
+        }
+    }
+
+    /// `distribute` on a database that is already in use: every row arrives once (each
+    /// table's rows compared one by one, reference tables and archived months included), the
+    /// derived state is not counted again by the triggers, the coordinator keeps no local copy,
+    /// and the server goes on serving the same data (pulls unchanged, pushes, an erased
+    /// account still refused, an erasure, a recompute).
+    @Test func aPopulatedDatabaseIsDistributedWithEveryRowOnceAndServesOn() async throws {
+        let world = try await SyncWorld.make(on: try await TestPostgres.shared.undistributedDatabase())
+        let now = Date()
+        let users = ["alice", "bob", "dave"]
+        var pulled: [String: [JSON]] = [:]
+        try await world.serve { server in
+            for (n, user) in users.enumerated() {
+                try await AccountLifecycleTests.fill(try await world.client(server, user: user), eventDays: 20 + 20 * n, now: now)
+            }
+            let carol = try await world.client(server, user: "carol")
+            try await AccountLifecycleTests.fill(carol, eventDays: 3, now: now)
+            #expect(try await TestHTTP.request("DELETE", server.baseURL + "/v1/account", headers: ["Authorization": "Bearer \(carol.token)"]).status == 200)
+            let archived = try await world.database.withPool(size: 1) { pool in
+                try await MaintenanceStore(pool: pool).run(retention: .init(tombstones: 90 * 86_400, pushBatches: 90 * 86_400, conflicts: 90 * 86_400, usageEvents: 10 * 86_400))
+            }
+            #expect(!archived.partitionsArchived.isEmpty)
+            for user in users { pulled[user] = try await world.client(server, user: user).pullAll().changes }
+        }
+        let before = try await Self.digests(world)
+        let bobsXP = Int64(try await world.count("xp_transactions", where: "user_id = 'bob'"))
+        #expect(before["public.users"]?.rows == 3 && before["public.erased_users"]?.rows == 1, "\(before)")
+        #expect(before.keys.contains { $0.hasPrefix("archive.") }, "\(before.keys.sorted())")
+
+        let distributed = try await HabitSyncBinary.run(["distribute", "--shard-count", "4"], environment: ["DATABASE_URL": world.database.connectionString])
+        #expect(distributed.status == 0, "\(distributed.stderr)")
+        print("CitusTests: distribute on a populated database:\n\(distributed.stdout)")
+        let after = try await Self.digests(world)
+        #expect(after == before, "rows changed: \(Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted().map { "\($0): \(String(describing: before[$0])) → \(String(describing: after[$0]))" })")
+        try await world.database.withPool(size: 1) { pool in
+            try await pool.withConnection { connection in
+                // Nothing is left undistributed (but the coordinator's migration history), and
+                // the coordinator's local copies are empty.
+                let local = try await connection.query("""
+                    SELECT c.oid::regclass::text AS name, pg_relation_size(c.oid) AS bytes,
+                           EXISTS (SELECT 1 FROM pg_dist_partition d WHERE d.logicalrelid = c.oid) AS distributed
+                    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE n.nspname IN ('public', 'archive') AND c.relkind = 'r' AND c.relname <> 'habitsync_schema_migrations'
+                    """).rows
+                for row in local {
+                    let name = try row.decode("name", as: String.self)
+                    #expect(try row.decode("distributed", as: Bool.self), "\(name) is not distributed")
+                    #expect(try row.decode("bytes", as: Int64.self) == 0, "\(name) keeps a local copy on the coordinator")
+                }
+                #expect(local.count > 20)
+                // The triggers are back, on the shards too.
+                let triggers = try await connection.query("""
+                    SELECT count(*) AS n FROM run_command_on_shards('xp_transactions',
+                        $$SELECT count(*) FROM pg_trigger WHERE tgrelid = '%s'::regclass AND NOT tgisinternal$$) WHERE result::int > 0
+                    """).single().decode("n", as: Int.self)
+                #expect(triggers == TestPostgres.citusShardCount)
+            }
+        }
+        for user in users {
+            let (incremental, full) = try await world.database.withPool(size: 1) {
+                try await DerivedStateAudit(pool: $0).compare(tenant: world.tenant, user: user)
+            }
+            #expect(incremental == full, "\(user): the derived state differs from a recompute after distribution")
+        }
+
+        try await world.serve { server in
+            for user in users {
+                let again = try await world.client(server, user: user).pullAll().changes
+                #expect(again.count == pulled[user]?.count && NSArray(array: again).isEqual(to: pulled[user] ?? []), "\(user)'s pull changed")
+            }
+            let alice = try await world.client(server, user: "alice")
+            let xp = try await alice.push([Wire.change("xpTransactions", UUID(), at: Wire.at(5), record: Wire.xp(amount: 7))])
+            #expect(xp.status(0) == "applied")
+            let carol = try await world.client(server, user: "carol")
+            #expect(try await carol.pull().errorCode == "account_erased")
+            let bob = try await world.client(server, user: "bob")
+            #expect(try await TestHTTP.request("DELETE", server.baseURL + "/v1/account", headers: ["Authorization": "Bearer \(bob.token)"]).status == 200)
+        }
+        let end = try await Self.digests(world)
+        #expect(end["public.xp_transactions"]?.rows == (before["public.xp_transactions"]?.rows ?? 0) + 1 - bobsXP)
+        let (incremental, full) = try await world.database.withPool(size: 1) {
+            try await DerivedStateAudit(pool: $0).compare(tenant: world.tenant, user: "alice")
+        }
+        #expect(incremental == full, "alice: the derived state after a push on the distributed database differs from a recompute")
+        #expect(try await world.count("users", where: "user_id = 'bob'") == 0)
+    }
+
+    struct TableDigest: Equatable, CustomStringConvertible {
+        let rows: Int64
+        let digest: String
+        var description: String { "\(rows) rows \(digest.prefix(8))" }
+    }
+
+    /// Every table that holds rows of users or tenants (partitioned ones as a whole), its
+    /// row count and a digest of its rows in order.
+    static func digests(_ world: SyncWorld) async throws -> [String: TableDigest] {
+        try await world.database.withPool(size: 1) { pool in
+            try await pool.withConnection { connection in
+                let tables = try await connection.query("""
+                    SELECT n.nspname || '.' || c.relname AS name, c.oid::regclass::text AS relation
+                    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE n.nspname IN ('public', 'archive') AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+                      AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname IN ('tenant_id', 'user_id') AND NOT a.attisdropped)
+                       OR c.relname = 'tenants' AND n.nspname = 'public'
+                    ORDER BY 1
+                    """).rows
+                var digests: [String: TableDigest] = [:]
+                for table in tables {
+                    let relation = try table.decode("relation", as: String.self)
+                    let row = try await connection.query(PGQuery(unsafeSQL: "SELECT count(*) AS n, coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') AS digest FROM \(relation) t")).single()
+                    digests[try table.decode("name", as: String.self)] = TableDigest(rows: try row.decode("n", as: Int64.self), digest: try row.decode("digest", as: String.self))
+                }
+                return digests
+            }
         }
     }
 }

@@ -69,7 +69,10 @@ import TestSupport
             #expect(try await world.count("users", where: "change_counter > 0") == 0)
 
             try await world.database.withPool(size: 1) { pool in
-                try await pool.withConnection { try await $0.simpleQuery(unsafeSQL: "DROP TRIGGER test_refuse ON selected_apps") }
+                try await pool.withConnection { connection in
+                    if TestPostgres.onCitus { try await connection.simpleQuery(unsafeSQL: "SET citus.enable_unsafe_triggers = on") }
+                    try await connection.simpleQuery(unsafeSQL: "DROP TRIGGER test_refuse ON selected_apps")
+                }
             }
             let retried = try await device.push(changes, batchID: batch)
             #expect(retried.status == 200)

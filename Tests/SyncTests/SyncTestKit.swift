@@ -17,7 +17,11 @@ struct SyncWorld {
     let key: TenantKey
 
     static func make(name: String = "acme") async throws -> SyncWorld {
-        let database = try await TestPostgres.shared.migratedDatabase()
+        try await make(on: try await TestPostgres.shared.migratedDatabase(), name: name)
+    }
+
+    /// One tenant on a database the caller made (an undistributed one, on Citus).
+    static func make(on database: TestDatabase, name: String = "acme") async throws -> SyncWorld {
         let key = TenantKey.generatedSecret()
         let tenant = try await database.withPool(size: 1) { try await TenantStore(pool: $0).create(name: name, key: key) }
         return SyncWorld(database: database, tenant: tenant.id, key: key)

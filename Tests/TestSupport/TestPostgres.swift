@@ -30,7 +30,7 @@ public actor TestPostgres {
     public static var onCitus: Bool { !citusNodes.isEmpty }
     /// Shards per distributed table in the tests' databases: enough to spread users over both
     /// workers, few enough to distribute the template quickly.
-    static let citusShardCount = 4
+    public static let citusShardCount = 4
 
     // Tasks, not values: an actor method suspends at each await, and concurrent tests must
     // share the one start-up instead of racing to do it twice.
@@ -82,6 +82,21 @@ public actor TestPostgres {
         return TestDatabase(name: name, connectionString: server.forDatabase(name), pooledConnectionString: server.pooledForDatabase?(name))
     }
 
+    /// On Citus: a new database on every node with the extension and the workers added, every
+    /// migration applied and nothing distributed yet (what `habitsync-server distribute` starts
+    /// from). Elsewhere a migrated database.
+    public func undistributedDatabase() async throws -> TestDatabase {
+        guard Self.onCitus else { return try await migratedDatabase() }
+        let server = try await serverWithTemplate()
+        let name = nextName()
+        for admin in [server.admin] + server.workerAdmins {
+            try await Self.admin(admin) { try await $0.simpleQuery(unsafeSQL: "CREATE DATABASE \(PGQuery.quoteIdentifier(name))") }
+        }
+        try await Self.addCitusNodes(server, database: name)
+        try await Self.migrate(server.forDatabase(name))
+        return TestDatabase(name: name, connectionString: server.forDatabase(name))
+    }
+
     /// The server, once the migrated template exists. Every database waits for it, empty ones
     /// too: tests that migrate an empty database run 0001, whose role creation holds a lock
     /// until its transaction commits, and a template built beside several of them waited past
@@ -113,13 +128,11 @@ public actor TestPostgres {
                 try await connection.simpleQuery(unsafeSQL: "CREATE DATABASE \(Self.templateName)")
             }
         }
-        if onCitus { try await addCitusNodes(server) }
-        let directory = try MigrationDirectory(url: Self.migrationsDirectory)
-        try await PGPool.withPool(.init(connection: .init(connectionString: server.forDatabase(Self.templateName)), maximumConnections: 1), logger: logger) { pool in
-            // Nothing else migrates yet, but a lock timeout is not what this build tests.
-            try await MigrationRunner(pool: pool, directory: directory, options: .init(lockTimeout: .seconds(300)), logger: logger).up()
-            if onCitus {
-                // What an operator runs (deploy/README.md): `habitsync-server distribute`.
+        if onCitus { try await addCitusNodes(server, database: templateName) }
+        try await migrate(server.forDatabase(Self.templateName))
+        if onCitus {
+            // What an operator runs (deploy/README.md): `habitsync-server distribute`.
+            try await PGPool.withPool(.init(connection: .init(connectionString: server.forDatabase(Self.templateName)), maximumConnections: 1), logger: logger) { pool in
                 _ = try await DistributionStore(pool: pool).distribute(shardCount: citusShardCount)
             }
         }
@@ -134,14 +147,23 @@ public actor TestPostgres {
         }
     }
 
-    /// The citus extension in the template on every node, and the workers added to it.
-    private static func addCitusNodes(_ server: Server) async throws {
+    /// Every migration, as `migrate up` applies them.
+    private static func migrate(_ connectionString: String) async throws {
+        let directory = try MigrationDirectory(url: Self.migrationsDirectory)
+        try await PGPool.withPool(.init(connection: .init(connectionString: connectionString), maximumConnections: 1), logger: logger) { pool in
+            // Nothing else migrates yet, but a lock timeout is not what this build tests.
+            try await MigrationRunner(pool: pool, directory: directory, options: .init(lockTimeout: .seconds(300)), logger: logger).up()
+        }
+    }
+
+    /// The citus extension in `database` on every node, and the workers added to it.
+    private static func addCitusNodes(_ server: Server, database: String) async throws {
         for admin in server.workerAdmins {
-            try await Self.admin(admin.replacingOccurrences(of: "dbname=postgres", with: "dbname=\(templateName)")) {
+            try await Self.admin(admin.replacingOccurrences(of: "dbname=postgres", with: "dbname=\(database)")) {
                 try await $0.simpleQuery(unsafeSQL: "CREATE EXTENSION citus")
             }
         }
-        try await PGPool.withPool(.init(connection: .init(connectionString: server.forDatabase(templateName)), maximumConnections: 1), logger: logger) { pool in
+        try await PGPool.withPool(.init(connection: .init(connectionString: server.forDatabase(database)), maximumConnections: 1), logger: logger) { pool in
             try await pool.withConnection { connection in
                 try await connection.simpleQuery(unsafeSQL: "CREATE EXTENSION citus")
                 let (host, port) = hostAndPort(citusNodes[0])
