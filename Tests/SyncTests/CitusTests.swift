@@ -5,6 +5,7 @@ import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
 import ServerHarness
+import Synchronization
 import Testing
 import TestSupport
 
@@ -264,6 +265,105 @@ struct CitusTests {
         }
         #expect(incremental == full, "alice: the derived state after a push on the distributed database differs from a recompute")
         #expect(try await world.count("users", where: "user_id = 'bob'") == 0)
+    }
+
+    /// A worker is added while devices push, and the shards are rebalanced onto it with
+    /// `block_writes` (deploy/README.md, "Adding a worker"): a push whose shard is being moved
+    /// waits, or past its statement timeout gets `503` with nothing applied, and its retry of
+    /// the same batch is applied; nothing else fails and nothing is lost. How many pushes
+    /// overlapped the move depends on the machine's speed: printed, not asserted.
+    @Test(.enabled(if: TestPostgres.citusSpareNode != nil, "needs a spare node: scripts/test-citus"))
+    func addingAWorkerAndRebalancingKeepsTheServerServing() async throws {
+        let world = try await SyncWorld.make()
+        let (host, port) = try await TestPostgres.shared.prepareSpareNode(for: world.database)
+        let users = (0..<4).map { "pusher-\($0)" }
+        let flags = MoveFlags()
+        var configuration = ServerConfiguration.forTests
+        configuration.statementTimeout = .seconds(2)  // a shard copy outlasts it: the 503 path is taken
+        struct Pushed: Sendable { var ids: [String: Set<String>] = [:]; var pushes = 0, duringMove = 0, unavailable = 0, other: [Int] = [] }
+        let (pushed, moved, seconds) = try await world.serve(configuration) { server in
+            try await withThrowingTaskGroup(of: Pushed.self) { group in
+                for user in users {
+                    let device = try await world.client(server, user: user)
+                    group.addTask {
+                        var mine = Pushed()
+                        let habit = UUID()
+                        // Until the move is over, and at least a few pushes after it.
+                        var after = 0
+                        while after < 3 {
+                            if flags.finished.load(ordering: .acquiring) { after += 1 }
+                            var changes = [Wire.change("habits", habit, at: Wire.at(Double(mine.pushes)), record: Wire.habit(name: "Edit \(mine.pushes)"))]
+                            for _ in 0..<8 {
+                                changes.append(Wire.change(["usageEvents", "xpTransactions"][changes.count % 2], UUID(), at: Wire.at(0),
+                                                           record: changes.count % 2 == 0 ? Wire.usageEvent() : Wire.xp(amount: 3)))
+                            }
+                            let batch = UUID()
+                            var attempts = 0
+                            while true {
+                                attempts += 1
+                                let reply = try await device.push(changes, batchID: batch, allowUnavailable: true)
+                                if flags.rebalancing.load(ordering: .acquiring) { mine.duringMove += 1 }
+                                if reply.status == 200 {
+                                    #expect(reply.results.allSatisfy { $0["status"] as? String == "applied" }, "\(reply.results)")
+                                    break
+                                }
+                                if reply.status == 503 { mine.unavailable += 1 } else { mine.other.append(reply.status) }
+                                guard attempts < 200 else { Issue.record("\(user): a batch was not applied after 200 attempts"); break }
+                                try await Task.sleep(for: .milliseconds(50))
+                            }
+                            mine.pushes += 1
+                            for change in changes {
+                                mine.ids[change["collection"] as? String ?? "", default: []].insert((change["id"] as? String ?? "").lowercased())
+                            }
+                        }
+                        return mine
+                    }
+                }
+                let started = ContinuousClock.now
+                let moved = try await world.database.withPool(size: 1) { pool in
+                    try await pool.withConnection { connection in
+                        try await connection.query("SELECT citus_add_node(\(host), \(port)::integer)")
+                        flags.rebalancing.store(true, ordering: .releasing)
+                        try await connection.query("SELECT rebalance_table_shards(shard_transfer_mode => 'block_writes')")
+                        flags.rebalancing.store(false, ordering: .releasing)
+                        return try await connection.query("SELECT count(*) AS n FROM citus_shards WHERE nodeport = \(port)::integer").single().decode("n", as: Int.self)
+                    }
+                }
+                let seconds = Double((ContinuousClock.now - started) / .milliseconds(1)) / 1000
+                flags.finished.store(true, ordering: .releasing)
+                var all = Pushed()
+                for try await one in group {
+                    for (collection, ids) in one.ids { all.ids[collection, default: []].formUnion(ids) }
+                    all.pushes += one.pushes
+                    all.duringMove += one.duringMove
+                    all.unavailable += one.unavailable
+                    all.other += one.other
+                }
+                // Every user's pushes, and only theirs, are pulled back from the moved shards.
+                var pulledBack = 0
+                for user in users {
+                    let pulled = try await world.client(server, user: user).pullAll().changes
+                    pulledBack += pulled.filter { ["usageEvents", "xpTransactions", "habits"].contains($0["collection"] as? String ?? "") }.count
+                }
+                #expect(pulledBack == all.ids.values.map(\.count).reduce(0, +) - (all.ids["habits"]?.count ?? 0) + users.count)
+                return (all, moved, seconds)
+            }
+        }
+        print("CitusTests: a worker added and \(moved) shards moved to it with block_writes in \(String(format: "%.1f", seconds)) s; \(pushed.pushes) pushes, \(pushed.duringMove) answered during the move, \(pushed.unavailable) answered 503 then applied on retry")
+        #expect(moved > 0, "no shard moved to the new worker")
+        #expect(pushed.other.isEmpty, "answers other than 200 and 503: \(pushed.other)")
+        for user in users {
+            let (incremental, full) = try await world.database.withPool(size: 1) {
+                try await DerivedStateAudit(pool: $0).compare(tenant: world.tenant, user: user)
+            }
+            #expect(incremental == full, "\(user): derived state after the move differs from a recompute")
+        }
+    }
+
+    /// Where the rebalancing test is, read by its pushing tasks.
+    final class MoveFlags: Sendable {
+        let rebalancing = Atomic<Bool>(false)
+        let finished = Atomic<Bool>(false)
     }
 
     struct TableDigest: Equatable, CustomStringConvertible {

@@ -28,6 +28,9 @@ public actor TestPostgres {
     public static let citusNodes: [String] = (ProcessInfo.processInfo.environment["HABITSYNC_TEST_CITUS_NODES"] ?? "")
         .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     public static var onCitus: Bool { !citusNodes.isEmpty }
+    /// With `HABITSYNC_TEST_CITUS_SPARE_NODE=host:port`: a running Citus node that is not a
+    /// worker of any database yet, for the test that adds a worker (`scripts/test-citus`).
+    public static let citusSpareNode: String? = onCitus ? ProcessInfo.processInfo.environment["HABITSYNC_TEST_CITUS_SPARE_NODE"].flatMap { $0.isEmpty ? nil : $0 } : nil
     /// Shards per distributed table in the tests' databases: enough to spread users over both
     /// workers, few enough to distribute the template quickly.
     public static let citusShardCount = 4
@@ -95,6 +98,26 @@ public actor TestPostgres {
         try await Self.addCitusNodes(server, database: name)
         try await Self.migrate(server.forDatabase(name))
         return TestDatabase(name: name, connectionString: server.forDatabase(name))
+    }
+
+    /// Makes `database` on the spare node with the citus extension, as an operator prepares a
+    /// new worker; returns the node's host and port for `citus_add_node`.
+    public func prepareSpareNode(for database: TestDatabase) async throws -> (host: String, port: Int) {
+        guard let spare = Self.citusSpareNode else { throw HarnessError("no spare Citus node (HABITSYNC_TEST_CITUS_SPARE_NODE)") }
+        let (host, port) = Self.hostAndPort(spare)
+        let conninfo = { (name: String) in "host=\(host) port=\(port) user=postgres dbname=\(name) connect_timeout=120" }
+        try await Self.admin(conninfo("postgres")) { try await $0.simpleQuery(unsafeSQL: "CREATE DATABASE \(PGQuery.quoteIdentifier(database.name))") }
+        try await Self.admin(conninfo(database.name)) { try await $0.simpleQuery(unsafeSQL: "CREATE EXTENSION citus") }
+        // A copy of the template still names the template as its distributed database object,
+        // and adding a node would send the new node commands for that database. An operator's
+        // database is never such a copy.
+        try await Self.admin(database.connectionString) {
+            try await $0.simpleQuery(unsafeSQL: """
+                UPDATE pg_dist_object SET objid = (SELECT oid FROM pg_database WHERE datname = current_database())
+                WHERE classid = 'pg_database'::regclass
+                """)
+        }
+        return (host, port)
     }
 
     /// The server, once the migrated template exists. Every database waits for it, empty ones
