@@ -38,9 +38,10 @@ final class ServerSentEventReader: NSObject, URLSessionDataDelegate, Sendable {
         configuration.timeoutIntervalForRequest = 24 * 3600
         let session = URLSession(configuration: configuration, delegate: reader, delegateQueue: nil)
         let task = session.dataTask(with: request)
+        // Called when the consumer is cancelled, under its status lock: cancel later.
         output.onTermination = { _ in
-            task.cancel()
-            session.invalidateAndCancel()
+            task.cancelLater()
+            DispatchQueue.global().async { session.invalidateAndCancel() }
         }
         task.resume()
         return messages

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Synchronization
 
 /// How the engine's requests reach the server: URLSession by default; an app may wrap it
 /// (logging, certificate pinning), and the convergence suite wraps it to inject faults.
@@ -14,9 +15,49 @@ public struct URLSessionTransport: SyncTransport {
 
     public init(session: URLSession = .shared) { self.session = session }
 
+    /// A data task, cancelled with the calling task. Not `session.data(for:)`: on Linux its
+    /// cancellation can deadlock with the response arriving (`URLSessionTask.cancelLater`).
     public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
-        let (data, response) = try await session.data(for: request)
+        let handle = DataTaskHandle()
+        let (data, response) = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let response {
+                        continuation.resume(returning: (data ?? Data(), response))
+                    } else {
+                        continuation.resume(throwing: SyncProtocolError.malformedResponse)
+                    }
+                }
+                handle.start(task)
+            }
+        } onCancel: {
+            handle.cancel()
+        }
         guard let http = response as? HTTPURLResponse else { throw SyncProtocolError.malformedResponse }
         return (data, http)
+    }
+}
+
+/// The data task of one `send`, and whether it was cancelled before it started.
+private final class DataTaskHandle: Sendable {
+    private let state = Mutex<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
+
+    func start(_ task: URLSessionDataTask) {
+        let cancelled = state.withLock { state in
+            state.task = task
+            return state.cancelled
+        }
+        task.resume()
+        if cancelled { task.cancelLater() }
+    }
+
+    func cancel() {
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancelLater()
     }
 }
