@@ -29,7 +29,7 @@ import TestSupport
             } while pages < 10
             // 15 pushed records, plus the derived records the server computed from them.
             #expect(versions.count >= 15)
-            #expect(versions == Array(1...versions.count))
+            #expect(versions == versions.indices.map { $0 + 1 })  // 1, 2, …; no range to trap on when empty
             #expect(pages == (versions.count + 3) / 4)
             // Nothing new: the same cursor back, no changes.
             let empty = try await device.pull(cursor: cursor)
