@@ -2,7 +2,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 
 /// One message of a Server-Sent Events stream.
 public enum ServerSentEvent: Sendable, Equatable {
@@ -22,7 +21,7 @@ final class ServerSentEventReader: NSObject, URLSessionDataDelegate, Sendable {
         var data: [String] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let output: AsyncThrowingStream<ServerSentEvent, any Error>.Continuation
     /// Largest line kept while waiting for its end: a server that never sends a newline
     /// cannot grow the device's memory.

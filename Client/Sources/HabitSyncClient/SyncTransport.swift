@@ -2,7 +2,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 
 /// How the engine's requests reach the server: URLSession by default; an app may wrap it
 /// (logging, certificate pinning), and the convergence suite wraps it to inject faults.
@@ -42,7 +41,7 @@ public struct URLSessionTransport: SyncTransport {
 
 /// The data task of one `send`, and whether it was cancelled before it started.
 private final class DataTaskHandle: Sendable {
-    private let state = Mutex<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
+    private let state = Locked<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
 
     func start(_ task: URLSessionDataTask) {
         let cancelled = state.withLock { state in
