@@ -24,10 +24,12 @@ final class FaultEnvironment {
         }
     }
 
-    /// What a server's arguments add when it runs behind PgBouncer: as deploy/README.md says.
+    /// What a server's arguments add when it runs behind PgBouncer: as deploy/README.md says
+    /// (named prepared statements from PgBouncer 1.21, which keeps track of them).
     var poolingArguments: [String] {
         guard let bouncer else { return [] }
-        return ["--request-database-url", bouncer.connectionString, "--request-pooling", "transaction", "--prepared-statements", "off"]
+        return ["--request-database-url", bouncer.connectionString, "--request-pooling", "transaction",
+                "--prepared-statements", bouncer.0.tracksPreparedStatements ? "on" : "off"]
     }
 
     /// A started server process on this environment's database.

@@ -15,18 +15,44 @@ public final class PgBouncerProcess: Sendable {
     }
 
     public let port: Int
+    /// The binary's version, e.g. (1, 18).
+    public let version: (major: Int, minor: Int)
     private let process: Process
     private let directory: URL
     private let user: String
     private let password: String
 
+    /// `HABITSYNC_PGBOUNCER` when set (another build, e.g. one ≥ 1.21 to test prepared
+    /// statements through it), else the installed package's.
     public static var binary: String? {
-        ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer", "/usr/local/bin/pgbouncer"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        if let chosen = ProcessInfo.processInfo.environment["HABITSYNC_PGBOUNCER"], !chosen.isEmpty { return chosen }
+        return ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer", "/usr/local/bin/pgbouncer"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// From 1.21 PgBouncer keeps track of protocol-level named prepared statements itself
+    /// (`max_prepared_statements`), so the server's named statements work through it.
+    public var tracksPreparedStatements: Bool { version >= (1, 21) }
+
+    /// `pgbouncer --version` prints `PgBouncer 1.18.0` first.
+    static func version(of binary: String) throws -> (major: Int, minor: Int) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--version"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let numbers = text.split(separator: "\n").first?.split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
+        guard numbers.count >= 2 else { throw HarnessError("\(binary) --version printed no version: \(text.prefix(200))") }
+        return (numbers[0], numbers[1])
     }
 
     /// - Parameter poolSize: server connections per database and user.
     public static func start(postgresPort: Int, user: String, password: String, poolSize: Int) async throws -> PgBouncerProcess {
         guard let binary else { throw NotInstalled() }
+        let version = try version(of: binary)
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-pgbouncer-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let port = try freePort()
@@ -50,7 +76,7 @@ public final class PgBouncerProcess: Sendable {
             server_connect_timeout = 5
             ignore_startup_parameters = extra_float_digits,options
             logfile = \(directory.path)/pgbouncer.log
-            """
+            """ + (version >= (1, 21) ? "\nmax_prepared_statements = 200" : "")
         try config.write(to: directory.appendingPathComponent("pgbouncer.ini"), atomically: true, encoding: .utf8)
         try "\"\(user)\" \"\(password)\"\n".write(to: directory.appendingPathComponent("userlist.txt"), atomically: true, encoding: .utf8)
         let process = Process()
@@ -65,7 +91,7 @@ public final class PgBouncerProcess: Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let bouncer = PgBouncerProcess(port: port, process: process, directory: directory, user: user, password: password)
+        let bouncer = PgBouncerProcess(port: port, version: version, process: process, directory: directory, user: user, password: password)
         // Ready when a client gets through to PostgreSQL (bounded by a count of attempts).
         for attempt in 0..<600 {
             do {
@@ -81,8 +107,9 @@ public final class PgBouncerProcess: Sendable {
         throw HarnessError("pgbouncer did not start: \((try? String(contentsOf: directory.appendingPathComponent("pgbouncer.log"), encoding: .utf8)) ?? "")")
     }
 
-    private init(port: Int, process: Process, directory: URL, user: String, password: String) {
+    private init(port: Int, version: (major: Int, minor: Int), process: Process, directory: URL, user: String, password: String) {
         self.port = port
+        self.version = version
         self.process = process
         self.directory = directory
         self.user = user

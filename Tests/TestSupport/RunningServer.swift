@@ -17,13 +17,14 @@ public struct RunningServer: Sendable {
         poolSize: Int = 4, _ body: (RunningServer) async throws -> T
     ) async throws -> T {
         // Through PgBouncer (HABITSYNC_TEST_PGBOUNCER=1) as `serve --request-database-url …
-        // --request-pooling transaction --prepared-statements off` would; the realtime
-        // listener always connects directly.
+        // --request-pooling transaction --prepared-statements off` would (`on` from PgBouncer
+        // 1.21: HABITSYNC_PGBOUNCER=<a build of it>); the realtime listener always connects directly.
         let pooled = database.pooledConnectionString
+        let named = pooled == nil || TestPostgres.pgBouncerTracksPreparedStatements
         let pool = PGPool(
             configuration: .init(connection: ServerConfiguration.requestConnection(
                 connectionString: pooled ?? database.connectionString, role: "habitsync_app",
-                transactionPooling: pooled != nil, namedPreparedStatements: pooled == nil, distributed: TestPostgres.onCitus),
+                transactionPooling: pooled != nil, namedPreparedStatements: named, distributed: TestPostgres.onCitus),
                                  maximumConnections: poolSize),
             logger: TestPostgres.logger)
         let readiness = Readiness()

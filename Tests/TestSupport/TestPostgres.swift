@@ -21,6 +21,8 @@ public actor TestPostgres {
     /// With `HABITSYNC_TEST_PGBOUNCER=1`, every in-process server's requests go through this
     /// PgBouncer in transaction mode (`RunningServer`); stopped at exit.
     static let bouncer = Mutex<PgBouncerProcess?>(nil)
+    /// The suite's PgBouncer is 1.21 or later, so servers send named statements through it.
+    public static var pgBouncerTracksPreparedStatements: Bool { bouncer.withLock { $0?.tracksPreparedStatements ?? false } }
     public static let throughPgBouncer = ProcessInfo.processInfo.environment["HABITSYNC_TEST_PGBOUNCER"].map { !$0.isEmpty && $0 != "0" } ?? false
     /// With `HABITSYNC_TEST_CITUS_NODES=host:port,host:port,…` (the coordinator first, then
     /// its workers; user postgres, trusted: `scripts/test-citus`), every database is a
