@@ -15,7 +15,7 @@ import TestSupport
                              "--scenario", "replicas"]
         let output = try makeTemporaryDirectory("habitsync-interrupt").appendingPathComponent("output.txt")
         defer { try? FileManager.default.removeItem(at: output.deletingLastPathComponent()) }
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: output.path, contents: nil))
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = process.standardOutput
         try process.run()

@@ -51,7 +51,7 @@ import TestSupport
             let device = try await world.client(server, user: "alice")
             let habit = UUID()
             _ = try await device.push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit())])
-            var h = Wire.habit()
+            let h = Wire.habit()
             func with(_ changes: JSON) -> JSON { h.merging(changes) { _, new in new } }
             let cases: [(String, JSON, String, String)] = [
                 ("habits", with(["nmae": "typo"]), "unknown_field", "nmae"),

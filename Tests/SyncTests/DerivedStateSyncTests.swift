@@ -114,7 +114,7 @@ import TestSupport
 
     @Test func aTenantWithDailyXPOffAwardsNothing() async throws {
         let world = try await SyncWorld.make()
-        try await world.database.withPool(size: 1) { pool in
+        _ = try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { try await $0.query("UPDATE tenants SET daily_completion_xp = 0") }
         }
         try await world.serve { server in

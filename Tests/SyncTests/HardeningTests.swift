@@ -178,7 +178,7 @@ import TestSupport
     @Test func aChangeThePostgreSQLConstraintsRefuseIsRejectedAloneAndTheBatchIsStored() async throws {
         let world = try await SyncWorld.make()
         // A rule the server does not know (a newer migration, a DBA's constraint).
-        try await world.database.withPool(size: 1) { pool in
+        _ = try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { try await $0.simpleQuery(unsafeSQL: "ALTER TABLE habits ADD CONSTRAINT test_no_evil CHECK (name IS DISTINCT FROM 'evil')") }
         }
         try await world.serve { server in
