@@ -349,7 +349,7 @@ struct CitusTests {
                 return (all, moved, seconds)
             }
         }
-        print("CitusTests: a worker added and \(moved) shards moved to it with block_writes in \(String(format: "%.1f", seconds)) s; \(pushed.pushes) pushes, \(pushed.duringMove) answered during the move, \(pushed.unavailable) answered 503 then applied on retry")
+        print("CitusTests: a worker added and \(moved) shards moved to it with block_writes in \(String(format: "%.1f", seconds)) s; \(pushed.pushes) batches pushed and applied; \(pushed.duringMove) answers came during the move; \(pushed.unavailable) answers were 503, each batch applied on its retry")
         #expect(moved > 0, "no shard moved to the new worker")
         #expect(pushed.other.isEmpty, "answers other than 200 and 503: \(pushed.other)")
         for user in users {
