@@ -119,6 +119,11 @@ public struct MaintenanceStore: Sendable {
     static let rollbackToSavepoint: PGQuery = "ROLLBACK TO SAVEPOINT archive_month"
 
     static let moveDefaultPartitionRows: PGQuery = "SELECT habitsync_move_default_usage_events() AS moved"
+    /// On Citus, partition DDL (create, attach, detach) after a partition's foreign key to a
+    /// reference table was created in the same transaction fails when Citus ran the shards'
+    /// DDL over several connections per worker — which it does when tasks are slow, so on a
+    /// busy machine. One connection per worker, always.
+    static let sequentialShardCommands: PGQuery = "SET LOCAL citus.multi_shard_modify_mode TO 'sequential'"
 
     static let monthlyPartitions: PGQuery = """
         SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
@@ -175,9 +180,11 @@ public struct MaintenanceStore: Sendable {
         // partition (an exclusive lock on it) and must not hold that lock while months are
         // archived below.
         report.defaultPartitionRowsMoved = try await pool.withTransaction { connection in
-            try await connection.query(Self.moveDefaultPartitionRows).single().decode("moved", as: Int.self)
+            if distributed { try await connection.query(Self.sequentialShardCommands) }
+            return try await connection.query(Self.moveDefaultPartitionRows).single().decode("moved", as: Int.self)
         }
         try await pool.withTransaction { connection in
+            if distributed { try await connection.query(Self.sequentialShardCommands) }
             report.partitionsCreated = try await connection.query(Self.ensurePartitions(now: now)).single().decode("created", as: Int.self)
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = TimeZone.gmt

@@ -391,6 +391,10 @@ import TestSupport
             try await pool.withConnection { connection in
                 let inDefault = try await connection.query("SELECT count(*) AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relname IN ('usage_events_2031_03', 'usage_events_2031_05')").single()
                 #expect(try inDefault.decode("n", as: Int.self) == 2)
+                // On Citus the rows live in the month's shards and the coordinator keeps no
+                // copy of them (migration 0021); elsewhere the partition holds them itself.
+                let bytes = try await connection.query("SELECT pg_relation_size('usage_events_2031_03') AS bytes").single().decode("bytes", as: Int64.self)
+                #expect(TestPostgres.onCitus ? bytes == 0 : bytes > 0)
                 let archived = try await connection.query("SELECT count(*) AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'archive' AND c.relname = 'usage_events_2015_01'").single()
                 #expect(try archived.decode("n", as: Int.self) == 1, "an old month is moved and then archived")
             }
