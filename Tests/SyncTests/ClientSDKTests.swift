@@ -6,6 +6,7 @@ import HabitSyncClient
 import HabitSyncDomain
 import LibPQClient
 import ServerHarness
+import Synchronization
 import TestSupport
 import Testing
 
@@ -159,6 +160,71 @@ import Testing
                 seen = try tablet.store.fetch(Habit.self, id: later.id) != nil
             }
             #expect(seen)
+        }
+    }
+
+    /// A pull without a cursor (a device's first, or one starting over after `410`) skips the
+    /// tombstones of records deleted before it began. A device that pushed records before that
+    /// pull began (its earlier pulls failed) holds them as synced: if another device deleted one
+    /// meanwhile, the fresh pull must still take it away. Found by the convergence suite in CI.
+    @Test func aFirstPullTakesAwayWhatTheDevicePushedAndAnotherDeletedBeforeIt() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let clock = DeviceClock()
+            let pulls = PullSwitch()
+            let token = try await world.token(user: "ada")
+            guard let base = URL(string: server.baseURL + "/") else { throw SyncProtocolError.malformedResponse }
+            let phone = SyncEngine(store: try LocalStore(path: nil, deviceID: "phone", now: { clock.now }), baseURL: base, transport: pulls) { token }
+            let watch = try await Self.device(world, server, "watch", clock: clock)
+
+            // The phone's push lands; its pull does not (the app was killed, the network dropped).
+            let doomed = try phone.store.save(Habit(name: "Doomed", startDate: Self.day))
+            let kept = try phone.store.save(Habit(name: "Kept", startDate: Self.day))
+            pulls.failing = true
+            await #expect(throws: URLError.self) { try await phone.sync() }
+            #expect(try phone.store.fetch(Habit.self, id: doomed.id)?.syncStatus == .synced)
+            #expect(try phone.store.pullCursor() == nil)
+
+            // The watch deletes one of them before the phone's first pull begins.
+            _ = try await watch.sync()
+            try watch.store.delete(Habit.self, id: doomed.id)
+            #expect(try await watch.sync().pushed.applied == 1)
+
+            pulls.failing = false
+            _ = try await phone.sync()
+            #expect(try phone.store.fetch(Habit.self, id: doomed.id) == nil, "the phone still holds a habit the server deleted")
+            #expect(try phone.store.fetch(Habit.self, id: kept.id)?.syncStatus == .synced)
+
+            // The same after a 410: records pushed after the pull started over, before its first
+            // page, are taken away too.
+            try phone.store.resetPullCursor()
+            let later = try phone.store.save(Habit(name: "Later", startDate: Self.day))
+            pulls.failing = true
+            await #expect(throws: URLError.self) { try await phone.sync() }
+            #expect(try phone.store.fetch(Habit.self, id: later.id)?.syncStatus == .synced)
+            _ = try await watch.sync()
+            try watch.store.delete(Habit.self, id: later.id)
+            #expect(try await watch.sync().pushed.applied == 1)
+            pulls.failing = false
+            _ = try await phone.sync()
+            #expect(try phone.store.fetch(Habit.self, id: later.id) == nil, "the phone still holds a habit the server deleted")
+            #expect(try phone.store.fetch(Habit.self, id: kept.id)?.syncStatus == .synced)
+        }
+    }
+
+    /// URLSession, but pulls fail while `failing` is set (pushes always go through).
+    final class PullSwitch: SyncTransport {
+        private let state = Mutex(false)
+        let inner = URLSessionTransport()
+
+        var failing: Bool {
+            get { state.withLock { $0 } }
+            set { state.withLock { $0 = newValue } }
+        }
+
+        func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+            if failing, request.url?.path.hasSuffix("/sync/pull") == true { throw URLError(.networkConnectionLost) }
+            return try await inner.send(request)
         }
     }
 

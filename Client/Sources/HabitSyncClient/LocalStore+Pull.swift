@@ -16,11 +16,19 @@ extension LocalStore {
         try database.write { try LocalSchema.startPullOver($0) }
     }
 
+    /// Marks every synced record before a page is pulled without a cursor (a device's first
+    /// pull, or one starting over): such a pull leaves out the tombstones of records deleted
+    /// before it began, so what it does not bring again is dropped when it ends — also what
+    /// this device pushed before it began, which another device may have deleted since.
+    public func prepareToPullFromScratch() throws {
+        try database.write { try $0.execute(sql: LocalSchema.markForResync) }
+    }
+
     /// Stores a pulled page and its cursor in one transaction. A record with a pending local
     /// edit keeps it: the edit's push settles it (applied, or superseded with the winner),
     /// so a pulled change never silently replaces an edit the server has not seen.
-    /// `isLast` (the page said `hasMore: false`) ends a pull that started over: what it did
-    /// not bring is dropped. Returns how many changes were stored.
+    /// `isLast` (the page said `hasMore: false`) ends a pull that began without a cursor: the
+    /// marked records it did not bring are dropped. Returns how many changes were stored.
     @discardableResult
     public func storePulledPage(changes: [[String: JSONValue]], cursor: String, isLast: Bool = false) throws -> Int {
         let syncedAt = WireTime.milliseconds(now())
