@@ -57,7 +57,14 @@ actor SimulatedDevice {
             syncedOnce = true
         } catch {
             counts.failedSyncs += 1
+            noteIfWithoutCursor()
         }
+    }
+
+    /// A sync that failed between a dropped cursor (or before the first page) and the end of
+    /// the pull leaves the device to pull from scratch next time: worth a line in a failure.
+    private func noteIfWithoutCursor() {
+        if (try? store.pullCursor()) == nil { ledger.note("sync ended without a pull cursor") }
     }
 
     /// The app is killed somewhere in a sync (the task is cancelled after a random moment),
@@ -73,6 +80,7 @@ actor SimulatedDevice {
         if case .success(let report) = result, report.pullsStartedOver > 0 { ledger.note("pull started over (410) before the kill") }
         ledger.note("app killed mid-sync (\((try? result.get()) == nil ? "sync unfinished" : "sync had finished")), restarted")
         self.engine = makeEngine(try Self.open(path: path, name: name, skew: skew))
+        noteIfWithoutCursor()
     }
 
     // MARK: - Edits
