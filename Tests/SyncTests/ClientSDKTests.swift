@@ -177,38 +177,29 @@ import Testing
             let phone = SyncEngine(store: try LocalStore(path: nil, deviceID: "phone", now: { clock.now }), baseURL: base, transport: pulls) { token }
             let watch = try await Self.device(world, server, "watch", clock: clock)
 
-            // The phone's push lands; its pull does not (the app was killed, the network dropped).
-            let doomed = try phone.store.save(Habit(name: "Doomed", startDate: Self.day))
-            let kept = try phone.store.save(Habit(name: "Kept", startDate: Self.day))
-            pulls.failing = true
-            await #expect(throws: URLError.self) { try await phone.sync() }
-            #expect(try phone.store.fetch(Habit.self, id: doomed.id)?.syncStatus == .synced)
-            #expect(try phone.store.pullCursor() == nil)
+            /// The phone's push of `habit` lands, its pull does not (the app was killed, the
+            /// network dropped); the watch deletes `habit`; the phone's next pull, from scratch,
+            /// must take it away and keep `kept`.
+            func deletedBeforeThePhonesPull(_ habit: UUID, kept: UUID) async throws {
+                pulls.failing = true
+                await #expect(throws: URLError.self) { try await phone.sync() }
+                #expect(try phone.store.fetch(Habit.self, id: habit)?.syncStatus == .synced)
+                #expect(try phone.store.pullCursor() == nil)
+                _ = try await watch.sync()
+                try watch.store.delete(Habit.self, id: habit)
+                #expect(try await watch.sync().pushed.applied == 1)
+                pulls.failing = false
+                _ = try await phone.sync()
+                #expect(try phone.store.fetch(Habit.self, id: habit) == nil, "the phone still holds a habit the server deleted")
+                #expect(try phone.store.fetch(Habit.self, id: kept)?.syncStatus == .synced)
+            }
 
-            // The watch deletes one of them before the phone's first pull begins.
-            _ = try await watch.sync()
-            try watch.store.delete(Habit.self, id: doomed.id)
-            #expect(try await watch.sync().pushed.applied == 1)
-
-            pulls.failing = false
-            _ = try await phone.sync()
-            #expect(try phone.store.fetch(Habit.self, id: doomed.id) == nil, "the phone still holds a habit the server deleted")
-            #expect(try phone.store.fetch(Habit.self, id: kept.id)?.syncStatus == .synced)
-
-            // The same after a 410: records pushed after the pull started over, before its first
-            // page, are taken away too.
+            // The phone's first pull.
+            let kept = try phone.store.save(Habit(name: "Kept", startDate: Self.day)).id
+            try await deletedBeforeThePhonesPull(try phone.store.save(Habit(name: "Doomed", startDate: Self.day)).id, kept: kept)
+            // A pull starting over after a 410: what the phone pushed after dropping its cursor.
             try phone.store.resetPullCursor()
-            let later = try phone.store.save(Habit(name: "Later", startDate: Self.day))
-            pulls.failing = true
-            await #expect(throws: URLError.self) { try await phone.sync() }
-            #expect(try phone.store.fetch(Habit.self, id: later.id)?.syncStatus == .synced)
-            _ = try await watch.sync()
-            try watch.store.delete(Habit.self, id: later.id)
-            #expect(try await watch.sync().pushed.applied == 1)
-            pulls.failing = false
-            _ = try await phone.sync()
-            #expect(try phone.store.fetch(Habit.self, id: later.id) == nil, "the phone still holds a habit the server deleted")
-            #expect(try phone.store.fetch(Habit.self, id: kept.id)?.syncStatus == .synced)
+            try await deletedBeforeThePhonesPull(try phone.store.save(Habit(name: "Later", startDate: Self.day)).id, kept: kept)
         }
     }
 
