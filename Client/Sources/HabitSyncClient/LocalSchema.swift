@@ -56,22 +56,23 @@ enum LocalSchema {
                 -- A habit's progress of one day, found without reading the user's history.
                 CREATE INDEX records_progress_of_day ON records (lower(json_extract(record, '$.habitId')), json_extract(record, '$.date'))
                     WHERE collection = 'dailyProgress';
-                -- Set on every synced record when a pull starts over (410); cleared on each record
-                -- the fresh pull brings. What is still marked when it ends was deleted on the
-                -- server and its tombstone purged: the device drops it.
+                -- Set on every synced record when a pull without a cursor begins; cleared on
+                -- each record it brings. What is still marked when it ends was deleted on the
+                -- server (tombstone purged, or older than the pull): the device drops it.
                 ALTER TABLE records ADD COLUMN awaiting_resync INTEGER NOT NULL DEFAULT 0;
                 """)
         }
         return migrator
     }
 
-    /// Forgets the pull cursor and marks every synced record: the next pull starts over, and
-    /// what it does not bring again is dropped when it ends.
+    /// Forgets the pull cursor: the next pull starts over from scratch (its first page marks
+    /// the synced records, `markForResync`).
     static func startPullOver(_ db: Database) throws {
         try db.execute(sql: "DELETE FROM sync_state WHERE key = 'pull_cursor'")
-        try db.execute(sql: markForResync)
     }
 
+    /// Every synced record without a pending edit, when the first page of a pull without a
+    /// cursor is stored; `dropUnseenAfterResync` drops those its last page leaves marked.
     static let markForResync = """
         UPDATE records SET awaiting_resync = 1
         WHERE sync_status = 'synced' AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.collection = records.collection AND o.id = records.id)

@@ -10,29 +10,26 @@ extension LocalStore {
     }
 
     /// Forgets the cursor (the server answered `410 cursor_expired`): the next pull starts
-    /// over. Pending edits stay pending; synced records the fresh pull does not bring again
-    /// were deleted on the server (their tombstones are gone) and are dropped when it ends.
+    /// over from scratch. Pending edits stay pending.
     public func resetPullCursor() throws {
         try database.write { try LocalSchema.startPullOver($0) }
-    }
-
-    /// Marks every synced record before a page is pulled without a cursor (a device's first
-    /// pull, or one starting over): such a pull leaves out the tombstones of records deleted
-    /// before it began, so what it does not bring again is dropped when it ends — also what
-    /// this device pushed before it began, which another device may have deleted since.
-    public func prepareToPullFromScratch() throws {
-        try database.write { try $0.execute(sql: LocalSchema.markForResync) }
     }
 
     /// Stores a pulled page and its cursor in one transaction. A record with a pending local
     /// edit keeps it: the edit's push settles it (applied, or superseded with the winner),
     /// so a pulled change never silently replaces an edit the server has not seen.
-    /// `isLast` (the page said `hasMore: false`) ends a pull that began without a cursor: the
-    /// marked records it did not bring are dropped. Returns how many changes were stored.
+    ///
+    /// A pull without a cursor (the device's first, or one starting over) is the whole state:
+    /// the server leaves out the tombstones of records deleted before it began. So its first
+    /// page (no cursor stored yet) marks every synced record, each record pulled clears its
+    /// mark, and `isLast` (the page said `hasMore: false`) drops what is still marked — also
+    /// records this device pushed before that pull, which another device may have deleted
+    /// since. Returns how many changes were stored.
     @discardableResult
     public func storePulledPage(changes: [[String: JSONValue]], cursor: String, isLast: Bool = false) throws -> Int {
         let syncedAt = WireTime.milliseconds(now())
         return try database.write { db in
+            if try LocalSchema.state(db, "pull_cursor") == nil { try db.execute(sql: LocalSchema.markForResync) }
             var stored = 0
             for fields in changes {
                 guard let change = ServerChange(fields) else { throw SyncProtocolError.malformedResponse }

@@ -51,11 +51,7 @@ public struct SyncEngine: Sendable {
         while hasMore {
             var path = "v1/sync/pull?limit=\(pageSize)"
             let cursor = try store.pullCursor()
-            if let cursor {
-                path += "&cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: Self.cursorCharacters) ?? "")
-            } else {
-                try store.prepareToPullFromScratch()
-            }
+            if let cursor { path += "&cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: Self.cursorCharacters) ?? "") }
             let (body, response) = try await send("GET", path: path, body: nil)
             if response.statusCode == 410, cursor != nil, Self.error(response, body: body) != .accountErased {
                 // The cursor is older than the purge horizon: start over (once; without a
