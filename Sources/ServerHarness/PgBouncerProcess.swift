@@ -31,9 +31,11 @@ public final class PgBouncerProcess: Sendable {
 
     /// From 1.21 PgBouncer keeps track of protocol-level named prepared statements itself
     /// (`max_prepared_statements`), so the server's named statements work through it.
-    public var tracksPreparedStatements: Bool { version >= (1, 21) }
+    public var tracksPreparedStatements: Bool { Self.tracksPreparedStatements(version) }
 
-    /// `pgbouncer --version` prints `PgBouncer 1.18.0` first.
+    static func tracksPreparedStatements(_ version: (major: Int, minor: Int)) -> Bool { version >= (1, 21) }
+
+    /// `pgbouncer --version` prints `PgBouncer 1.18.0` first. Blocks until it exits.
     static func version(of binary: String) throws -> (major: Int, minor: Int) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
@@ -52,7 +54,7 @@ public final class PgBouncerProcess: Sendable {
     /// - Parameter poolSize: server connections per database and user.
     public static func start(postgresPort: Int, user: String, password: String, poolSize: Int) async throws -> PgBouncerProcess {
         guard let binary else { throw NotInstalled() }
-        let version = try version(of: binary)
+        let version = try await onOwnThread { try Self.version(of: binary) }
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-pgbouncer-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let port = try freePort()
@@ -76,7 +78,7 @@ public final class PgBouncerProcess: Sendable {
             server_connect_timeout = 5
             ignore_startup_parameters = extra_float_digits,options
             logfile = \(directory.path)/pgbouncer.log
-            """ + (version >= (1, 21) ? "\nmax_prepared_statements = 200" : "")
+            """ + (tracksPreparedStatements(version) ? "\nmax_prepared_statements = 200" : "")
         try config.write(to: directory.appendingPathComponent("pgbouncer.ini"), atomically: true, encoding: .utf8)
         try "\"\(user)\" \"\(password)\"\n".write(to: directory.appendingPathComponent("userlist.txt"), atomically: true, encoding: .utf8)
         let process = Process()

@@ -7,8 +7,8 @@ import Testing
 
 /// Through PgBouncer in transaction mode with one server connection, so every client shares
 /// it: the request pool's role and settings live and die with each transaction, and
-/// statements go unnamed (or named, from PgBouncer 1.21). (The sync suite itself runs through PgBouncer too, on CI:
-/// `HABITSYNC_TEST_PGBOUNCER=1`.)
+/// statements go unnamed (or named, from PgBouncer 1.21). (The sync suite itself runs through
+/// PgBouncer too, on CI: `HABITSYNC_TEST_PGBOUNCER=1`.)
 @Suite(.disabled(if: TestPostgres.onCitus, "PgBouncer runs in front of the suite's own cluster")) struct PgBouncerTests {
     static func pools(_ url: String, namedPreparedStatements: Bool = false) -> (requests: PGPool, other: PGPool) {
         let requests = PGPool(configuration: .init(connection: ServerConfiguration.requestConnection(

@@ -18,7 +18,8 @@ public struct RunningServer: Sendable {
     ) async throws -> T {
         // Through PgBouncer (HABITSYNC_TEST_PGBOUNCER=1) as `serve --request-database-url …
         // --request-pooling transaction --prepared-statements off` would (`on` from PgBouncer
-        // 1.21: HABITSYNC_PGBOUNCER=<a build of it>); the realtime listener always connects directly.
+        // 1.21: HABITSYNC_PGBOUNCER=<a build of it>); the realtime listener always connects
+        // directly.
         let pooled = database.pooledConnectionString
         let named = pooled == nil || TestPostgres.pgBouncerTracksPreparedStatements
         let pool = PGPool(
