@@ -149,7 +149,7 @@ let package = Package(
         // `habitsync-faults` and, in a short form, by the test suite.
         .target(
             name: "FaultSuite",
-            dependencies: ["ServerHarness", "LibPQClient", .product(name: "HabitSyncDomain", package: "Domain")],
+            dependencies: ["ServerHarness", "LibPQClient", "HabitSyncStore", .product(name: "HabitSyncDomain", package: "Domain")],
             swiftSettings: strictSettings
         ),
         .executableTarget(

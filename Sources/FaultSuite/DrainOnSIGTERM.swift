@@ -1,4 +1,5 @@
 import Foundation
+import HabitSyncStore
 import LibPQClient
 import ServerHarness
 
@@ -15,8 +16,16 @@ enum DrainOnSIGTERM {
         "SELECT 1 FROM users WHERE tenant_id = \(tenant) AND user_id = \(user) FOR UPDATE"
     }
 
-    static func sessionsBlockedBy(_ holder: Int32) -> PGQuery {
-        "SELECT count(*)::int8 AS waiting FROM pg_stat_activity WHERE \(holder) = ANY(pg_blocking_pids(pid))"
+    /// The lock holder's id as lock waits name it: its backend's pid; on Citus, where the row
+    /// and so the wait are on a worker, its global pid.
+    static func holderID(onCitus: Bool) -> PGQuery {
+        onCitus ? "SELECT citus_backend_gpid()::int8 AS id" : "SELECT pg_backend_pid()::int8 AS id"
+    }
+
+    static func sessionsBlockedBy(_ holder: Int64, onCitus: Bool) -> PGQuery {
+        onCitus
+            ? "SELECT count(*)::int8 AS waiting FROM citus_lock_waits WHERE blocking_gpid = \(holder)"
+            : "SELECT count(*)::int8 AS waiting FROM pg_stat_activity WHERE \(holder) = ANY(pg_blocking_pids(pid))"
     }
 
     static func run(_ environment: FaultEnvironment, scale: FaultScale) async throws -> FaultReport {
@@ -45,14 +54,15 @@ enum DrainOnSIGTERM {
         var drainingAfterOneSecond = false
         var newConnectionRefused = false
         var refusalSeenAt = clock.now
+        let onCitus = try await DistributionStore(pool: database.pool).isCitus()
         let heldPush = try await database.pool.withTransaction { connection in
             try await connection.query(lockUserRow(tenant: database.tenant, user: held.user))
-            let holder = try await connection.query("SELECT pg_backend_pid() AS pid").single().decode("pid", as: Int32.self)
+            let holder = try await connection.query(holderID(onCitus: onCitus)).single().decode("id", as: Int64.self)
             let push = Task { try? await held.client.push(held.batches[1].body) }
             var waiting: Int64 = 0
             while waiting == 0 && clock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
-                waiting = try await database.pool.withConnection { try await $0.query(sessionsBlockedBy(holder)).single().decode("waiting", as: Int64.self) }
+                waiting = try await database.pool.withConnection { try await $0.query(sessionsBlockedBy(holder, onCitus: onCitus)).single().decode("waiting", as: Int64.self) }
             }
             server.send(SIGTERM)
             signalledAt = clock.now

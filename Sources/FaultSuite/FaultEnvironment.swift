@@ -1,8 +1,8 @@
 import Foundation
 import ServerHarness
 
-/// One scenario's world: a PostgreSQL cluster of its own (the outage stops it), migrated,
-/// with a tenant, and the server binary to run against it.
+/// One scenario's world: a PostgreSQL cluster of its own (the outage stops it) or a given
+/// database, migrated, with a tenant, and the server binary to run against it.
 final class FaultEnvironment {
     let database: HarnessDatabase
     let serverBinary: URL
@@ -12,12 +12,12 @@ final class FaultEnvironment {
     /// With `throughPgBouncer`, servers send their requests through it (transaction mode).
     private var bouncer: (PgBouncerProcess, connectionString: String)?
 
-    init(name: String, serverBinary: URL, migrationsDirectory: URL, throughPgBouncer: Bool = false) async throws {
+    init(name: String, serverBinary: URL, migrationsDirectory: URL, throughPgBouncer: Bool = false, databaseURL: String? = nil) async throws {
         workDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-faults-\(getpid())-\(name)-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
         self.serverBinary = serverBinary
         self.migrationsDirectory = migrationsDirectory.standardizedFileURL
-        database = try await HarnessDatabase(databaseURL: nil, directory: workDirectory, migrationsDirectory: migrationsDirectory, maxConnections: 120)
+        database = try await HarnessDatabase(databaseURL: databaseURL, directory: workDirectory, migrationsDirectory: migrationsDirectory, maxConnections: 120)
         if throughPgBouncer {
             // Four server connections for the servers' pools of ten.
             bouncer = try await database.pgBouncer(poolSize: 4)

@@ -1,13 +1,17 @@
 import Foundation
 
-/// The fault suite: each scenario in a world of its own (its own PostgreSQL cluster and
-/// server processes), run one after another, each returning what it checked.
+/// The fault suite: each scenario in a world of its own (its own PostgreSQL cluster, or its own
+/// tenant on a given database, and server processes), run one after another, each returning
+/// what it checked.
 public struct FaultSuite: Sendable {
     public enum Scenario: String, CaseIterable, Sendable {
         case killDuringPush = "kill"
         case databaseOutage = "outage"
         case drainOnSIGTERM = "sigterm"
         case twoReplicas = "replicas"
+
+        /// Needs a cluster of the run's own.
+        public var stopsPostgreSQL: Bool { self == .databaseOutage }
     }
 
     public let serverBinary: URL
@@ -15,18 +19,22 @@ public struct FaultSuite: Sendable {
     public let scale: FaultScale
     /// Every server's requests through PgBouncer in transaction mode (deploy/README.md).
     public let throughPgBouncer: Bool
+    /// A database to run on (each scenario a tenant of its own there; a distributed one for
+    /// Citus); nil: a cluster of each scenario's own.
+    public let databaseURL: String?
 
-    public init(serverBinary: URL, migrationsDirectory: URL, scale: FaultScale, throughPgBouncer: Bool = false) {
+    public init(serverBinary: URL, migrationsDirectory: URL, scale: FaultScale, throughPgBouncer: Bool = false, databaseURL: String? = nil) {
         self.serverBinary = serverBinary
         self.migrationsDirectory = migrationsDirectory
         self.scale = scale
         self.throughPgBouncer = throughPgBouncer
+        self.databaseURL = databaseURL
     }
 
     /// Runs one scenario. Its folder (cluster, server logs) is removed unless it failed.
     public func run(_ scenario: Scenario) async throws -> FaultReport {
         let environment = try await FaultEnvironment(name: scenario.rawValue, serverBinary: serverBinary, migrationsDirectory: migrationsDirectory,
-                                                     throughPgBouncer: throughPgBouncer)
+                                                     throughPgBouncer: throughPgBouncer, databaseURL: databaseURL)
         do {
             let report: FaultReport
             switch scenario {

@@ -17,6 +17,10 @@ struct FaultsCommand: AsyncParsableCommand {
     var scenarios: [String] = []
     @Flag(help: "The short form CI runs (fewer devices and batches).") var quick = false
     @Flag(name: .customLong("pgbouncer"), help: "Every server's requests through PgBouncer in transaction mode (deploy/README.md).") var throughPgBouncer = false
+    @Option(name: .customLong("database-url"), help: """
+        Run on this migrated database (a distributed one, for Citus) instead of a cluster of each scenario's own;         each scenario gets a tenant of its own there. The outage scenario stops PostgreSQL and is left out.
+        """)
+    var databaseURL: String?
 
     func run() async throws {
         let interrupts = HarnessCleanup.handleInterrupts()
@@ -25,13 +29,16 @@ struct FaultsCommand: AsyncParsableCommand {
     }
 
     func runScenarios() async throws {
-        let selected = try scenarios.isEmpty ? FaultSuite.Scenario.allCases : scenarios.map { name in
+        let possible = FaultSuite.Scenario.allCases.filter { databaseURL == nil || !$0.stopsPostgreSQL }
+        let selected = try scenarios.isEmpty ? possible : scenarios.map { name in
             guard let scenario = FaultSuite.Scenario(rawValue: name) else { throw ValidationError("unknown scenario '\(name)'") }
+            guard possible.contains(scenario) else { throw ValidationError("the \(name) scenario stops PostgreSQL: it needs a cluster of its own, not --database-url") }
             return scenario
         }
+        if databaseURL != nil, scenarios.isEmpty { print("fault suite: on --database-url, without the scenarios that stop PostgreSQL") }
         let suite = FaultSuite(
             serverBinary: URL(fileURLWithPath: serverBinary), migrationsDirectory: URL(fileURLWithPath: migrationsDirectory),
-            scale: quick ? .quick : .full, throughPgBouncer: throughPgBouncer)
+            scale: quick ? .quick : .full, throughPgBouncer: throughPgBouncer, databaseURL: databaseURL)
         var failed = 0
         for scenario in selected {
             let report = try await suite.run(scenario)
