@@ -265,7 +265,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FaultTests",
-            dependencies: ["FaultSuite", "habitsync-server", "habitsync-faults", "TestSupport"],
+            dependencies: ["FaultSuite", "habitsync-server", "habitsync-faults", "TestSupport", "LibPQClient"],
             swiftSettings: strictSettings
         ),
         .testTarget(

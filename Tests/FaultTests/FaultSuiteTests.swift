@@ -1,5 +1,6 @@
 import FaultSuite
 import Foundation
+import LibPQClient
 import Testing
 import TestSupport
 
@@ -22,6 +23,20 @@ import TestSupport
     @Test(arguments: [FaultSuite.Scenario.killDuringPush, .databaseOutage])
     func scenarioHoldsThroughPgBouncer(_ scenario: FaultSuite.Scenario) async throws {
         try Self.check(try await Self.pooled.run(scenario))
+    }
+
+    /// On a given database (`--database-url`, as `scripts/test-citus` runs it on a distributed
+    /// one): the scenario gets a tenant of its own there and holds the same. Here the database
+    /// is the suite's plain PostgreSQL, so CI runs the path the Citus target depends on.
+    @Test func aScenarioHoldsOnAGivenDatabase() async throws {
+        let database = try await TestPostgres.shared.migratedDatabase()
+        let given = FaultSuite(serverBinary: HabitSyncBinary.url, migrationsDirectory: TestPostgres.migrationsDirectory, scale: .quick,
+                               databaseURL: database.connectionString)
+        try Self.check(try await given.run(.killDuringPush))
+        let tenants = try await database.withPool(size: 1) { pool in
+            try await pool.withConnection { try await $0.query("SELECT count(*)::int8 AS n FROM tenants").single().decode("n", as: Int64.self) }
+        }
+        #expect(tenants == 1, "the scenario's own tenant")
     }
 
     static func check(_ report: FaultReport) throws {
