@@ -58,6 +58,10 @@ public struct APIError: Error, Sendable, HTTPResponseError {
             switch error.code {
             case .tooManyPushes:
                 return APIError(status: .tooManyRequests, code: "too_many_requests", message: error.message, retryAfterSeconds: 1)
+            case .tooManyReads:
+                return APIError(status: .tooManyRequests, code: error.code.rawValue, message: error.message, retryAfterSeconds: 1)
+            case .rangeTooLarge:
+                return APIError(status: .badRequest, code: error.code.rawValue, message: error.message, field: "from")
             case .accountErased:
                 return APIError(status: .gone, code: error.code.rawValue, message: error.message)
             case .tenantNotFound:
@@ -67,6 +71,14 @@ public struct APIError: Error, Sendable, HTTPResponseError {
             case .noSigningKey:
                 return APIError(status: .conflict, code: error.code.rawValue, message: error.message)
             }
+        case let error as SlowClientGuard.UploadTooSlow:
+            let rule = error.rule == "body_timeout" ? "did not arrive within the body timeout" : "arrived slower than the minimum rate"
+            return APIError(status: .requestTimeout, code: "upload_too_slow",
+                            message: "the request body \(rule) (\(error.receivedBytes) bytes received); the connection is closed, send it again")
+        case RequestBodyBudget.Refusal.busy:
+            return APIError(status: .serviceUnavailable, code: "busy", message: "the server is decoding as many large pushes as its memory budget allows; retry shortly", retryAfterSeconds: 1)
+        case RequestBodyBudget.Refusal.largerThanBudget:
+            return APIError(status: .contentTooLarge, code: "too_large", message: "the push would need more memory than this server decodes at once (--decode-budget); send fewer changes per batch")
         case PullStore.Failure.cursorExpired:
             return APIError(status: .gone, code: "cursor_expired", message: "the cursor is older than the tombstone retention; pull again without a cursor", field: "cursor")
         case PullStore.Failure.cursorForOtherCollections:

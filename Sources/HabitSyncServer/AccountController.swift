@@ -12,6 +12,7 @@ import NIOCore
 struct AccountController: Sendable {
     let accounts: AccountStore
     let metrics: ServerMetrics
+    let limiter: ExpensiveReadLimiter
 
     func addRoutes(to group: RouterGroup<HabitSyncRequestContext>) {
         group.get("account/export") { request, context in try await handleExport(request, context) }
@@ -24,12 +25,15 @@ struct AccountController: Sendable {
         // Refused before the 200 is sent; afterwards a failure can only cut the download short
         // (the JSON is then incomplete, which a reader notices).
         try await accounts.checkExportable(tenant: identity.tenantID, user: identity.userID)
+        // Held until the document is written (or the response is dropped unwritten).
+        let slot = try limiter.admit(identity, kind: "export")
         let accounts = accounts, logger = context.logger
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.contentDisposition] = "attachment; filename=\"habitsync-export.json\""
         headers[.cacheControl] = "no-store"
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            defer { slot.release() }
             do {
                 try await accounts.export(tenant: identity.tenantID, user: identity.userID) { piece in
                     try await writer.write(ByteBuffer(string: piece))

@@ -33,28 +33,39 @@ public func buildApplication(
     // The sync API: every route below requires a verified token.
     let authenticator = Authenticator(tenants: TenantStore(pool: pool))
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
-    // Read once, shared by every push; started now so that the first pushes seldom wait for it.
+    // Read once, shared by every push; read as soon as the server listens (not before: a start
+    // that fails to bind must not leave a query running) so that the first pushes seldom wait.
     let timeZones = TimeZoneCatalog()
-    Task { _ = try? await timeZones.names(pool) }
+    let serving = ServingGate()
     SyncController(
         push: PushStore(pool: pool, statementTimeout: configuration.statementTimeout, maximumSkew: configuration.limits.maximumClockSkewSeconds,
                         timeZones: timeZones),
         pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout),
         limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes)
     ).addRoutes(to: v1)
-    StatsController(stats: StatsStore(pool: pool, statementTimeout: configuration.statementTimeout)).addRoutes(to: v1)
-    AccountController(accounts: AccountStore(pool: pool, statementTimeout: configuration.statementTimeout), metrics: metrics).addRoutes(to: v1)
+    // Statistics and exports hold a connection while they compute: a few per user at once.
+    let expensiveReads = ExpensiveReadLimiter(perUser: configuration.expensiveReadsPerUser, metrics: metrics)
+    StatsController(stats: StatsStore(pool: pool, statementTimeout: configuration.statementTimeout), limiter: expensiveReads).addRoutes(to: v1)
+    AccountController(accounts: AccountStore(pool: pool, statementTimeout: configuration.statementTimeout), metrics: metrics, limiter: expensiveReads).addRoutes(to: v1)
     // Realtime: one LISTEN connection for the whole server, feeding every open stream.
     let streams = ChangeStreams(limits: configuration.realtime)
     let feed = ChangeFeed(listener: PGListener(configuration: listenerConnection ?? pool.configuration.connection, channel: ChangeNotice.channel),
-                          streams: streams, metrics: metrics, logger: logger)
+                          streams: streams, metrics: metrics, logger: logger, serving: serving)
     EventsController(streams: streams, pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout), metrics: metrics).addRoutes(to: v1)
     routeMethods.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })
+    // Every connection gets a guard against slow clients; the registry caps how many are open.
+    let connections = ConnectionRegistry(maximum: configuration.connections.maximumConnections, metrics: metrics)
+    let connectionLimits = configuration.connections
     return Application(
         router: router,
+        server: .http1(configuration: .init(additionalChannelHandlers: [SlowClientGuard(limits: connectionLimits, registry: connections, metrics: metrics)])),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),
         services: [feed],
-        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+        onServerRunning: { channel in
+            serving.open()
+            Task { _ = try? await timeZones.names(pool) }
+            await onServerRunning(channel.localAddress?.port ?? configuration.port)
+        },
         logger: logger
     )
 }

@@ -1,9 +1,11 @@
 import Synchronization
 
 /// A server-wide budget for the memory of pushes in progress: their bodies, the JSON trees
-/// parsed from them and what the store builds from those, held until the push is answered. A push that would exceed
-/// it is answered 503 with `Retry-After` before its body is read, so concurrent maximum-size
-/// pushes cannot take the server's memory (and the pod's limit) with them.
+/// parsed from them and what the store builds from those, held until the push is answered.
+/// A push reserves as its body arrives (a stalled upload holds what it sent, not what it
+/// declared) and grows its share once the body is whole; one that would exceed the budget is
+/// answered 503 with `Retry-After`, and one that alone needs more than the whole budget 413,
+/// so concurrent maximum-size pushes cannot take the server's memory (and the pod's limit).
 public final class RequestBodyBudget: Sendable {
     public let capacityBytes: Int
     private let reserved = Mutex(0)
@@ -21,20 +23,52 @@ public final class RequestBodyBudget: Sendable {
         bytes * 10 + min(bytes * 12, 32 << 20)
     }
 
-    /// Reserves `bytes`, or returns false when the budget cannot take them now. A single
-    /// request larger than the whole budget is admitted when nothing else is reserved, so a
-    /// configured body limit above the budget degrades to one at a time rather than never.
-    public func reserve(_ bytes: Int) -> Bool {
-        reserved.withLock { reserved in
-            guard reserved == 0 || reserved + bytes <= capacityBytes else { return false }
+    public enum Refusal: Error, Sendable {
+        /// Others hold too much of the budget now: retry shortly.
+        case busy
+        /// More than the whole budget: no retry helps.
+        case largerThanBudget
+    }
+
+    /// Takes `bytes` more, or refuses. Never more than the capacity in all.
+    func reserve(_ bytes: Int) throws(Refusal) {
+        guard bytes <= capacityBytes else { throw .largerThanBudget }
+        let taken = reserved.withLock { reserved in
+            guard reserved + bytes <= capacityBytes else { return false }
             reserved += bytes
             return true
         }
+        guard taken else { throw .busy }
     }
 
-    public func release(_ bytes: Int) {
+    func release(_ bytes: Int) {
         reserved.withLock { $0 -= bytes }
     }
 
     public var reservedBytes: Int { reserved.withLock { $0 } }
+
+    /// One request's share, resized as its body arrives and is decoded; call `releaseAll()`
+    /// when the request is answered (or cut off).
+    public final class Reservation {
+        private let budget: RequestBodyBudget
+        public private(set) var bytes = 0
+
+        public init(_ budget: RequestBodyBudget) { self.budget = budget }
+
+        public func resize(to needed: Int) throws(Refusal) {
+            if needed <= bytes {
+                budget.release(bytes - needed)
+                bytes = needed
+                return
+            }
+            guard needed <= budget.capacityBytes else { throw .largerThanBudget }
+            try budget.reserve(needed - bytes)
+            bytes = needed
+        }
+
+        public func releaseAll() {
+            budget.release(bytes)
+            bytes = 0
+        }
+    }
 }

@@ -38,9 +38,13 @@ public struct ServerConfiguration: Sendable {
     public var bodyBudgetBytes: Int
     /// Bounds of the event streams (`GET /v1/sync/events`).
     public var realtime = RealtimeLimits()
+    /// Timeouts for slow clients and the cap on open connections.
+    public var connections = ConnectionLimits()
+    /// Statistics and exports one user may run at once (429 beyond).
+    public var expensiveReadsPerUser = 2
 
     public init(host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server",
-                limits: SyncLimits = SyncLimits(), bodyBudgetBytes: Int = 100 * 1024 * 1024) {
+                limits: SyncLimits = SyncLimits(), bodyBudgetBytes: Int = 128 * 1024 * 1024) {
         self.host = host
         self.port = port
         self.statementTimeout = statementTimeout

@@ -71,6 +71,18 @@ public final class ServerMetrics: Sendable {
         registry.makeGauge(descriptor: Self.descriptor("habitsync_realtime_listening", "1 while the LISTEN connection for change notices is up.")).set(Int64(listening ? 1 : 0))
     }
 
+    /// A connection closed (or a body cut off) by `SlowClientGuard` or `ConnectionRegistry`:
+    /// header_timeout, body_timeout, body_too_slow, evicted_idle, refused_at_cap.
+    public func recordConnectionCut(reason: String) {
+        registry.makeCounter(descriptor: Self.descriptor("habitsync_http_connections_cut", unit: "total", "HTTP connections closed or bodies cut off for a slow client or at the connection cap, by reason."),
+                             labels: [("reason", reason)]).increment()
+    }
+
+    public func recordExpensiveReadRefused(_ kind: String) {
+        registry.makeCounter(descriptor: Self.descriptor("habitsync_expensive_reads_refused", unit: "total", "Statistics or export requests refused (429) because the user already ran as many as allowed."),
+                             labels: [("kind", kind)]).increment()
+    }
+
     public func recordListenerReconnect() {
         registry.makeCounter(descriptor: Self.descriptor("habitsync_realtime_listener_reconnects", unit: "total", "Times the LISTEN connection was re-established after a loss.")).increment()
     }

@@ -8,6 +8,7 @@ import NIOCore
 /// `GET /v1/stats/habits?from=&to=`, `/v1/stats/focus`, `/v1/stats/usage` for the caller.
 struct StatsController: Sendable {
     let stats: StatsStore
+    let limiter: ExpensiveReadLimiter
 
     func addRoutes(to group: RouterGroup<HabitSyncRequestContext>) {
         group.get("stats/habits") { request, context in
@@ -31,15 +32,15 @@ struct StatsController: Sendable {
             guard from <= to, to.dayNumber - from.dayNumber <= 3660 else {
                 throw APIError(status: .badRequest, code: "invalid_parameter", message: "from must not be after to, and the range at most 10 years", field: "from")
             }
-            return Self.json(try await stats.habitStats(identity, from: from, to: to))
+            return Self.json(try await limiter.run(identity, kind: "stats") { try await stats.habitStats(identity, from: from, to: to) })
         }
         group.get("stats/focus") { _, context in
             guard let identity = context.identity else { throw APIError.unauthorized }
-            return Self.json(try await stats.focusStats(identity))
+            return Self.json(try await limiter.run(identity, kind: "stats") { try await stats.focusStats(identity) })
         }
         group.get("stats/usage") { _, context in
             guard let identity = context.identity else { throw APIError.unauthorized }
-            return Self.json(try await stats.usageStats(identity))
+            return Self.json(try await limiter.run(identity, kind: "stats") { try await stats.usageStats(identity) })
         }
     }
 

@@ -47,22 +47,13 @@ struct SyncController: Sendable {
         guard contentType.hasPrefix("application/json") else {
             throw APIError(status: .unsupportedMediaType, code: "unsupported_media_type", message: "push bodies are JSON: send Content-Type: application/json")
         }
-        // Reserve the memory this push may hold before its body is read: what a body of the
-        // declared length holds; for a gzip body or one without Content-Length, first room to
-        // read it, then — once its real size is known — the rest.
-        let declared = request.headers[.contentLength].flatMap { Int($0) }
-        if let declared, declared > limits.maximumBodyBytes { throw tooLarge }
-        let compressed = request.headers[.contentEncoding].map { $0.lowercased() != "identity" } ?? false
-        let busy = APIError(status: .serviceUnavailable, code: "busy", message: "the server is decoding as many large pushes as its memory budget allows; retry shortly", retryAfterSeconds: 1)
-        var reservation = compressed ? 2 * (declared ?? limits.maximumBodyBytes) : declared.map(RequestBodyBudget.estimate) ?? limits.maximumBodyBytes
-        guard bodyBudget.reserve(reservation) else { throw busy }
-        defer { bodyBudget.release(reservation) }
-        let body = try await readBody(request)
-        let needed = RequestBodyBudget.estimate(bodyBytes: body.count)
-        if needed > reservation {
-            guard bodyBudget.reserve(needed - reservation) else { throw busy }
-            reservation = needed
-        }
+        // The memory this push may hold is reserved as its body arrives and, once it is whole,
+        // for everything decoding it builds; a stalled upload holds only what it sent.
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limits.maximumBodyBytes { throw tooLarge }
+        let reservation = RequestBodyBudget.Reservation(bodyBudget)
+        defer { reservation.releaseAll() }
+        let body = try await readBody(request, reservation)
+        try reservation.resize(to: RequestBodyBudget.estimate(bodyBytes: body.count))
         let parsed = try PushRequest.parse(bytes: body, maximumChanges: limits.maximumChanges)
         let hash = Array(SHA256.hash(data: body))
         let (outcome, tally) = try await push.push(identity: identity, deviceID: device, request: parsed, requestHash: hash, now: Date())
@@ -88,27 +79,39 @@ struct SyncController: Sendable {
         APIError(status: .contentTooLarge, code: "too_large", message: "the request body is larger than \(limits.maximumBodyBytes) bytes; send fewer changes per batch")
     }
 
-    /// The body, gunzipped when `Content-Encoding: gzip`, never larger than the limit.
-    private func readBody(_ request: Request) async throws -> [UInt8] {
-        var buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: limits.maximumBodyBytes)
-        } catch {
-            throw tooLarge
-        }
+    /// The body, gunzipped when `Content-Encoding: gzip`, never larger than the limit; what has
+    /// arrived is reserved in the budget as it arrives (a gzip body also its largest inflation).
+    private func readBody(_ request: Request, _ reservation: RequestBodyBudget.Reservation) async throws -> [UInt8] {
+        let gzip: Bool
         switch request.headers[.contentEncoding]?.lowercased() {
-        case nil, "identity":
-            break
-        case "gzip":
-            do {
-                buffer = try buffer.decompress(with: .gzip(), maxSize: limits.maximumBodyBytes)
-            } catch let error as CompressNIOError where error == .bufferOverflow {
-                throw tooLarge
-            } catch {
-                throw APIError(status: .badRequest, code: "invalid_encoding", message: "the body is not valid gzip")
+        case nil, "identity": gzip = false
+        case "gzip": gzip = true
+        default: throw APIError(status: .unsupportedMediaType, code: "unsupported_encoding", message: "Content-Encoding may be gzip or identity")
+        }
+        var buffer = ByteBuffer()
+        do {
+            for try await chunk in request.body {
+                guard buffer.readableBytes + chunk.readableBytes <= limits.maximumBodyBytes else { throw tooLarge }
+                buffer.writeImmutableBuffer(chunk)
+                try reservation.resize(to: gzip ? 2 * buffer.readableBytes : RequestBodyBudget.estimate(bodyBytes: buffer.readableBytes))
             }
-        default:
-            throw APIError(status: .unsupportedMediaType, code: "unsupported_encoding", message: "Content-Encoding may be gzip or identity")
+        } catch let error as APIError {
+            throw error
+        } catch let error as RequestBodyBudget.Refusal {
+            throw error
+        } catch let error as SlowClientGuard.UploadTooSlow {
+            throw error
+        } catch {
+            throw APIError(status: .badRequest, code: "malformed_request", message: "the request body ended before it was complete")
+        }
+        guard gzip else { return Array(buffer.readableBytesView) }
+        try reservation.resize(to: 2 * buffer.readableBytes + limits.maximumBodyBytes)
+        do {
+            buffer = try buffer.decompress(with: .gzip(), maxSize: limits.maximumBodyBytes)
+        } catch let error as CompressNIOError where error == .bufferOverflow {
+            throw tooLarge
+        } catch {
+            throw APIError(status: .badRequest, code: "invalid_encoding", message: "the body is not valid gzip")
         }
         return Array(buffer.readableBytesView)
     }

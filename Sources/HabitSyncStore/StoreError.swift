@@ -8,6 +8,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
         case tooManyPushes = "too_many_pushes"
         /// The user's account was erased: nothing of theirs is read or stored any more.
         case accountErased = "account_erased"
+        /// A statistics range holds more habit-days than one request computes.
+        case rangeTooLarge = "range_too_large"
+        /// The user already runs as many statistics or exports as allowed at once.
+        case tooManyReads = "too_many_requests"
     }
 
     public let code: Code

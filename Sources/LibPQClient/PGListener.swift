@@ -23,6 +23,8 @@ public final class PGListener: Sendable {
     private let configuration: PGConnectionConfiguration
     private let stopped = Atomic<Bool>(false)
     private let started = Atomic<Bool>(false)
+    /// Whether the thread has ended (or never started), and who waits for it to.
+    private let ended = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     /// How often the thread wakes to see whether it should stop, and waits between attempts
     /// to reconnect.
     private let wakeMilliseconds: Int32 = 200
@@ -44,6 +46,31 @@ public final class PGListener: Sendable {
     /// Stops the thread within `wakeMilliseconds`; `events` then finishes.
     public func stop() { stopped.store(true, ordering: .relaxed) }
 
+    /// Stops the thread and returns once it has ended, so nothing of libpq runs on it when
+    /// the process exits (a thread inside `PQconnectdbParams` while `exit` tears down the
+    /// process crashed it).
+    public func stopAndWait() async {
+        stop()
+        if !started.exchange(true, ordering: .relaxed) { finishThread() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = ended.withLock { ended in
+                if !ended.done { ended.waiters.append(continuation) }
+                return ended.done
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func finishThread() {
+        output.finish()
+        let waiters = ended.withLock { ended in
+            ended.done = true
+            defer { ended.waiters = [] }
+            return ended.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
     private var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
     private func run() {
@@ -58,7 +85,7 @@ public final class PGListener: Sendable {
             }
             if !isStopped { usleep(useconds_t(wakeMilliseconds) * 1000) }
         }
-        output.finish()
+        finishThread()
     }
 
     private func connectAndListen() -> OpaquePointer? {

@@ -301,27 +301,46 @@ import TestSupport
 
     @Test func pushesBeyondTheDecodingBudgetAre503WithRetryAfter() async throws {
         let world = try await SyncWorld.make()
-        // Pushes wait for the lock as long as the test holds it, not a statement timeout.
+        func body(_ changes: Int) throws -> Data {
+            try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString,
+                "changes": (0..<changes).map { _ in Wire.change("usageEvents", UUID(), at: Wire.at(0), record: Wire.usageEvent()) }])
+        }
+        let large = try body(400), bobs = try body(200)
+        // Room for Alice's large push, not for Bob's beside it; each alone fits.
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, statementTimeout: .seconds(120))
-        configuration.bodyBudgetBytes = 1 << 20
+        configuration.bodyBudgetBytes = RequestBodyBudget.estimate(bodyBytes: large.count) + RequestBodyBudget.estimate(bodyBytes: bobs.count) / 2
         try await world.serve(configuration) { server in
             let alice = try await world.client(server, user: "alice")
             let bob = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "bob"), device: "phone", connections: 1)
             #expect(try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status == 200)
             // Alice's large push reserves its share and then waits for her row lock, held here.
-            let large = try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString,
-                "changes": (0..<400).map { _ in Wire.change("usageEvents", UUID(), at: Wire.at(0), record: Wire.usageEvent()) }])
             let pending = try await world.holdingUserLock("alice") {
                 let pending = Task { try await alice.pushRaw(large).status }
                 try await world.waitForLockWaiters(1)
-                let refused = try await bob.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())], allowUnavailable: true)
+                let refused = try await bob.pushRaw(bobs, allowUnavailable: true)
                 #expect(refused.status == 503)
                 #expect((refused.json["error"] as? JSON)?["code"] as? String == "busy")
                 return pending
             }
             #expect(try await pending.value == 200)
             // With the budget free again, Bob is served.
-            #expect(try await bob.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status == 200)
+            #expect(try await bob.pushRaw(bobs).status == 200)
+        }
+    }
+
+    /// A push that alone needs more than the whole budget is 413, which no retry cures; it is
+    /// never admitted past the budget (the old rule let one in whenever nothing else was held).
+    @Test func aPushLargerThanTheWholeBudgetIs413() async throws {
+        let world = try await SyncWorld.make()
+        var configuration = ServerConfiguration.forTests
+        configuration.bodyBudgetBytes = 1 << 20
+        try await world.serve(configuration) { server in
+            let alice = try await world.client(server, user: "alice")
+            let changes = (0..<400).map { _ in Wire.change("usageEvents", UUID(), at: Wire.at(0), record: Wire.usageEvent()) }
+            let reply = try await alice.push(changes)
+            #expect(reply.status == 413)
+            #expect((reply.json["error"] as? JSON)?["code"] as? String == "too_large")
+            #expect(try await alice.push(Array(changes.prefix(10))).status == 200)
         }
     }
 

@@ -5,7 +5,14 @@ extension ServerConfiguration {
     /// and a statement timeout of 120 s rather than 5. A busy machine (CI building beside the
     /// suite, PgBouncer's three server connections) stretched a push's wait for its user's lock
     /// past 5 s and turned it into a 503; tests that mean a timeout set their own.
+    /// Slow-client limits are generous too (a test that means them sets its own): a starved
+    /// event loop must not cut a test's own requests off.
     public static var forTests: ServerConfiguration {
-        ServerConfiguration(host: "127.0.0.1", port: 0, statementTimeout: .seconds(120))
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, statementTimeout: .seconds(120))
+        configuration.connections.headerTimeout = .seconds(120)
+        configuration.connections.keepAliveTimeout = .seconds(600)
+        configuration.connections.bodyTimeout = .seconds(600)
+        configuration.connections.bodyGrace = .seconds(120)
+        return configuration
     }
 }

@@ -12,10 +12,28 @@ struct ChangeFeed: Service {
     let streams: ChangeStreams
     let metrics: ServerMetrics
     let logger: Logger
+    /// Opens when the HTTP server listens: no connection is made before.
+    let serving: ServingGate
 
     func run() async throws {
         metrics.recordListening(false)
+        // However this ends (shutdown, or the server failing to start and the group cancelling
+        // every service), the listener's thread has ended before `run` returns.
+        guard await cancelWhenGracefulShutdown({ await serving.wait() }) else {
+            await listener.stopAndWait()
+            return
+        }
         listener.start()
+        do {
+            try await listen()
+        } catch {
+            await listener.stopAndWait()
+            throw error
+        }
+        await listener.stopAndWait()
+    }
+
+    private func listen() async throws {
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
