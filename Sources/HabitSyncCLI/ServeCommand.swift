@@ -5,6 +5,7 @@ import HabitSyncStore
 import LibPQClient
 import Logging
 import Migrations
+import NIOCore
 import ServiceLifecycle
 import UnixSignals
 
@@ -58,7 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
     var maxClockSkew: String?
 
     @Option(name: .customLong("decode-budget"), help: ArgumentHelp(
-        "Memory for push bodies being decoded, server-wide; a push beyond it gets 503 with Retry-After. Env: HABITSYNC_DECODE_BUDGET. Default: 104857600 (100 MiB).",
+        "Memory for push bodies being decoded, server-wide; a push beyond it gets 503 with Retry-After. Env: HABITSYNC_DECODE_BUDGET. Default: 134217728 (128 MiB).",
         valueName: "bytes"))
     var decodeBudget: String?
 
@@ -101,6 +102,36 @@ struct ServeCommand: AsyncParsableCommand {
         "How long an event stream may go without an event before it is closed. Env: HABITSYNC_STREAM_IDLE_TIMEOUT. Default: 15m.", valueName: "duration"))
     var streamIdleTimeout: String?
 
+    @Option(name: .customLong("header-timeout"), help: ArgumentHelp(
+        "A new connection must send a whole request head within this. Env: HABITSYNC_HEADER_TIMEOUT. Default: 10s.", valueName: "duration"))
+    var headerTimeout: String?
+
+    @Option(name: .customLong("keep-alive-timeout"), help: ArgumentHelp(
+        "An idle kept-alive connection is closed after this without a new request. Env: HABITSYNC_KEEP_ALIVE_TIMEOUT. Default: 60s.", valueName: "duration"))
+    var keepAliveTimeout: String?
+
+    @Option(name: .customLong("body-timeout"), help: ArgumentHelp(
+        "Most time a request body may take to arrive (time the server waits for its bytes); 408 beyond. Env: HABITSYNC_BODY_TIMEOUT. Default: 60s.",
+        valueName: "duration"))
+    var bodyTimeout: String?
+
+    @Option(name: .customLong("body-min-rate"), help: ArgumentHelp(
+        "Bytes per second a request body must average after --body-rate-grace; 408 below. Env: HABITSYNC_BODY_MIN_RATE. Default: 8192.", valueName: "bytes"))
+    var bodyMinRate: String?
+
+    @Option(name: .customLong("body-rate-grace"), help: ArgumentHelp(
+        "How long a body may arrive at any rate before --body-min-rate applies. Env: HABITSYNC_BODY_RATE_GRACE. Default: 10s.", valueName: "duration"))
+    var bodyRateGrace: String?
+
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp(
+        "Open HTTP connections; at the cap the longest-idle one is closed for a new one. Env: HABITSYNC_MAX_CONNECTIONS. Default: what the open-file limit leaves beside the pool.",
+        valueName: "n"))
+    var maxConnections: String?
+
+    @Option(name: .customLong("max-expensive-reads-per-user"), help: ArgumentHelp(
+        "Statistics and export requests one user may run at once (429 beyond). Env: HABITSYNC_MAX_EXPENSIVE_READS_PER_USER. Default: 2.", valueName: "n"))
+    var maxExpensiveReadsPerUser: String?
+
     struct Settings {
         var server: ServerConfiguration
         var migrate: MigrateMode
@@ -111,6 +142,7 @@ struct ServeCommand: AsyncParsableCommand {
         var requestDatabaseURL: String?
         var transactionPooling: Bool
         var namedPreparedStatements: Bool
+        var configuredMaximumConnections: Int?
     }
 
     /// Every setting resolved and checked before anything starts.
@@ -146,7 +178,7 @@ struct ServeCommand: AsyncParsableCommand {
             flag: maxClockSkew, flagName: "max-clock-skew", environmentVariable: "HABITSYNC_MAX_CLOCK_SKEW", default: Duration.seconds(300),
             rule: "must be a positive duration such as 5m", parse: ConfigurationValue.duration)
         let budget = try ConfigurationValue.resolve(
-            flag: decodeBudget, flagName: "decode-budget", environmentVariable: "HABITSYNC_DECODE_BUDGET", default: 100 * 1024 * 1024,
+            flag: decodeBudget, flagName: "decode-budget", environmentVariable: "HABITSYNC_DECODE_BUDGET", default: 128 * 1024 * 1024,
             rule: "must be a whole number of bytes from 1048576 to 68719476736", parse: { Int($0).flatMap { (1_048_576...68_719_476_736).contains($0) ? $0 : nil } })
         let leaseTimeout = try ConfigurationValue.resolve(
             flag: poolLeaseTimeout, flagName: "pool-lease-timeout", environmentVariable: "HABITSYNC_POOL_LEASE_TIMEOUT",
@@ -184,17 +216,72 @@ struct ServeCommand: AsyncParsableCommand {
         let prepared = try ConfigurationValue.resolve(
             flag: preparedStatements, flagName: "prepared-statements", environmentVariable: "HABITSYNC_PREPARED_STATEMENTS", default: true,
             rule: "must be on or off", parse: { ["on": true, "off": false][$0] })
+        var connections = ConnectionLimits()
+        connections.headerTimeout = try ConfigurationValue.resolve(
+            flag: headerTimeout, flagName: "header-timeout", environmentVariable: "HABITSYNC_HEADER_TIMEOUT", default: connections.headerTimeout,
+            rule: "must be a positive duration such as 10s", parse: ConfigurationValue.duration)
+        connections.keepAliveTimeout = try ConfigurationValue.resolve(
+            flag: keepAliveTimeout, flagName: "keep-alive-timeout", environmentVariable: "HABITSYNC_KEEP_ALIVE_TIMEOUT", default: connections.keepAliveTimeout,
+            rule: "must be a positive duration such as 60s", parse: ConfigurationValue.duration)
+        connections.bodyTimeout = try ConfigurationValue.resolve(
+            flag: bodyTimeout, flagName: "body-timeout", environmentVariable: "HABITSYNC_BODY_TIMEOUT", default: connections.bodyTimeout,
+            rule: "must be a positive duration such as 60s", parse: ConfigurationValue.duration)
+        connections.bodyMinimumBytesPerSecond = try ConfigurationValue.resolve(
+            flag: bodyMinRate, flagName: "body-min-rate", environmentVariable: "HABITSYNC_BODY_MIN_RATE", default: connections.bodyMinimumBytesPerSecond,
+            rule: "must be a whole number of bytes per second from 1 to 1073741824", parse: { ConfigurationValue.positiveInt($0).flatMap { $0 <= 1 << 30 ? $0 : nil } })
+        connections.bodyGrace = try ConfigurationValue.resolve(
+            flag: bodyRateGrace, flagName: "body-rate-grace", environmentVariable: "HABITSYNC_BODY_RATE_GRACE", default: connections.bodyGrace,
+            rule: "must be a positive duration such as 10s", parse: ConfigurationValue.duration)
+        let configuredConnections = try ConfigurationValue.resolve(
+            flag: maxConnections, flagName: "max-connections", environmentVariable: "HABITSYNC_MAX_CONNECTIONS", default: Int?.none,
+            rule: "must be a whole number from 1 to 1000000", parse: { ConfigurationValue.positiveInt($0).flatMap { $0 <= 1_000_000 ? $0 : nil } })
+        let expensiveReads = try ConfigurationValue.resolve(
+            flag: maxExpensiveReadsPerUser, flagName: "max-expensive-reads-per-user", environmentVariable: "HABITSYNC_MAX_EXPENSIVE_READS_PER_USER", default: 2,
+            rule: "must be a whole number from 1 to 100", parse: { ConfigurationValue.positiveInt($0).flatMap { $0 <= 100 ? $0 : nil } })
         var server = ServerConfiguration(host: host, port: port, statementTimeout: statementTimeout, limits: limits, bodyBudgetBytes: budget)
         server.realtime = realtime
+        server.connections = connections
+        server.expensiveReadsPerUser = expensiveReads
         return Settings(
             server: server,
             migrate: migrate, poolSize: poolSize, poolLeaseTimeout: leaseTimeout, drainTimeout: drainTimeout, requestRole: requestRole,
-            requestDatabaseURL: requestURL.isEmpty ? nil : requestURL, transactionPooling: pooling, namedPreparedStatements: prepared)
+            requestDatabaseURL: requestURL.isEmpty ? nil : requestURL, transactionPooling: pooling, namedPreparedStatements: prepared,
+            configuredMaximumConnections: configuredConnections)
+    }
+
+    /// Raises the open-file limit and sets the connection cap from it (unless configured);
+    /// warns when what is configured cannot fit, since the kernel would refuse it later.
+    static func fitToDescriptors(_ settings: inout Settings, logger: Logger) {
+        let limit = DescriptorLimit.raiseSoftLimit()
+        if let raisedFrom = limit.raisedFrom {
+            logger.info("raised the open-file limit", metadata: ["from": "\(raisedFrom)", "to": "\(limit.soft)"])
+        }
+        let fit = DescriptorLimit.connectionsThatFit(soft: limit.soft, poolSize: settings.poolSize)
+        let cap = settings.configuredMaximumConnections ?? min(fit, 1_000_000)
+        settings.server.connections.maximumConnections = cap
+        if cap > fit {
+            logger.warning("--max-connections does not fit the open-file limit; raise LimitNOFILE (systemd) or ulimit -n", metadata: [
+                "max_connections": "\(cap)", "open_file_limit": "\(limit.soft)", "fits": "\(fit)",
+            ])
+        }
+        if settings.server.realtime.streams > min(cap, fit) {
+            logger.warning("--max-streams cannot be reached: every stream is a connection, and the open-file limit allows fewer; raise LimitNOFILE (systemd) or ulimit -n", metadata: [
+                "max_streams": "\(settings.server.realtime.streams)", "open_file_limit": "\(limit.soft)", "connections": "\(min(cap, fit))",
+            ])
+        }
+        let needed = RequestBodyBudget.estimate(bodyBytes: settings.server.limits.maximumBodyBytes)
+        if needed > settings.server.bodyBudgetBytes {
+            logger.warning("--decode-budget is smaller than one push of --max-body-bytes needs; pushes that large get 413", metadata: [
+                "decode_budget": "\(settings.server.bodyBudgetBytes)", "needed": "\(needed)",
+            ])
+        }
     }
 
     func run() async throws {
-        let settings = try resolveSettings()
+        var fitted = try resolveSettings()
         let logger = try common.makeLogger()
+        Self.fitToDescriptors(&fitted, logger: logger)
+        let settings = fitted
         let directory = try common.migrationDirectory()
         let migrationOptions = try common.migrationOptions()
         let database = try common.openDatabase(logger: logger)
@@ -233,10 +320,33 @@ struct ServeCommand: AsyncParsableCommand {
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger)
             .withGracefulShutdownTimeout(settings.drainTimeout))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            // Every service has ended (the change listener's thread too); the pool's threads
+            // are stopped before the process exits, so no libpq call is left running.
+            pool.close()
+            await pool.shutdownThreads()
+            throw CLIFailure(message: Self.startFailure(error, settings: settings))
+        }
         pool.close()
         await pool.shutdownThreads()
         logger.info("stopped")
+    }
+
+    /// What a failed start says: the port and the way out, not NIO's description.
+    static func startFailure(_ error: any Error, settings: Settings) -> String {
+        let port = settings.server.port
+        switch (error as? IOError)?.errnoCode {
+        case EADDRINUSE:
+            return "port \(port) is in use (another habitsync-server?); choose one with --port or HABITSYNC_PORT"
+        case EACCES:
+            return "not allowed to listen on port \(port) (ports below 1024 need privileges); choose one with --port or HABITSYNC_PORT"
+        case EADDRNOTAVAIL:
+            return "cannot listen on \(settings.server.host): no such address on this machine; choose one with --host or HABITSYNC_HOST"
+        default:
+            return "the server stopped: \(error)"
+        }
     }
 
     /// Whether the database has the citus extension, asked on a connection of the login role.

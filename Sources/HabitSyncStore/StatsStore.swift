@@ -15,6 +15,15 @@ public struct StatsStore: Sendable {
         self.statementTimeout = statementTimeout
     }
 
+    /// Most (habit, day) rows one statistics request computes: a year of 1,000 daily habits
+    /// (365,000) fits; ten years of them does not, and is refused with a 400 that says so
+    /// rather than running into the statement timeout (BENCHMARKS.md, "Statistics").
+    public static let maximumHabitDays: Int64 = 400_000
+
+    static func habitDays(_ identity: VerifiedIdentity, from: LocalDate, to: LocalDate) -> PGQuery {
+        "SELECT analytics.user_habit_days_in_range(\(identity.tenantID), \(identity.userID), \(from.description)::date, \(to.description)::date) AS habit_days"
+    }
+
     static func habits(_ identity: VerifiedIdentity, from: LocalDate, to: LocalDate) -> PGQuery {
         """
         SELECT coalesce(json_agg(json_build_object('habitId', habit_id, 'name', habit_name, 'scheduleType', schedule_type,
@@ -28,8 +37,7 @@ public struct StatsStore: Sendable {
         """
         SELECT coalesce(json_agg(json_build_object('date', date, 'dueHabits', due_habits, 'completedHabits', completed_habits,
                    'completionRate', completion_rate, 'status', day_status) ORDER BY date), '[]')::text AS days
-        FROM analytics.daily_habit_completion
-        WHERE tenant_id = \(identity.tenantID) AND user_id = \(identity.userID) AND date BETWEEN \(from.description)::date AND \(to.description)::date
+        FROM analytics.user_daily_habit_completion_between(\(identity.tenantID), \(identity.userID), \(from.description)::date, \(to.description)::date)
         """
     }
 
@@ -73,6 +81,10 @@ public struct StatsStore: Sendable {
     /// `{"from", "to", "habits": [...], "days": [...]}` as JSON text.
     public func habitStats(_ identity: VerifiedIdentity, from: LocalDate, to: LocalDate) async throws -> String {
         try await read(identity) { connection in
+            let habitDays = try await connection.query(Self.habitDays(identity, from: from, to: to)).single().decode("habit_days", as: Int64.self)
+            guard habitDays <= Self.maximumHabitDays else {
+                throw StoreError(.rangeTooLarge, "from \(from) to \(to) covers \(habitDays) habit-days (live habits × their days in the range), more than the \(Self.maximumHabitDays) one request computes; ask for a shorter range")
+            }
             let habits = try await connection.query(Self.habits(identity, from: from, to: to)).single().decode("habits", as: String.self)
             let days = try await connection.query(Self.days(identity, from: from, to: to)).single().decode("days", as: String.self)
             return "{\"from\":\"\(from)\",\"to\":\"\(to)\",\"habits\":\(habits),\"days\":\(days)}"

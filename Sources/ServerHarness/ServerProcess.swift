@@ -18,6 +18,8 @@ public final class ServerProcess {
     public private(set) var logFile: URL
     private let logDirectory: URL
     private let extraArguments: [String]
+    /// A command the binary runs under, e.g. a shell that lowers its limits first; empty: none.
+    private let launcher: [String]
     private var process: Process?
     private var starts = 0
     private var cleanup: UUID?
@@ -26,7 +28,8 @@ public final class ServerProcess {
 
     /// `extraArguments` are added to `serve --port … --database-url … --log-format json`.
     public init(binary: URL, databaseURL: String?, logDirectory: URL, name: String = "server", port: Int = 0,
-                workingDirectory: URL? = nil, extraArguments: [String] = []) {
+                workingDirectory: URL? = nil, extraArguments: [String] = [], launcher: [String] = []) {
+        self.launcher = launcher
         self.binary = binary
         self.databaseURL = databaseURL
         self.workingDirectory = workingDirectory
@@ -48,8 +51,14 @@ public final class ServerProcess {
         logFile = logDirectory.appendingPathComponent("\(name)-\(starts).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve", "--port", String(port)] + (databaseURL.map { ["--database-url", $0] } ?? []) + ["--log-format", "json"] + extraArguments
+        let arguments = ["serve", "--port", String(port)] + (databaseURL.map { ["--database-url", $0] } ?? []) + ["--log-format", "json"] + extraArguments
+        if let command = launcher.first {
+            process.executableURL = URL(fileURLWithPath: command)
+            process.arguments = Array(launcher.dropFirst()) + [binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "DATABASE_URL")
         process.environment = environment

@@ -142,11 +142,25 @@ public struct SyncEngine: Sendable {
     // MARK: - The account
 
     /// Everything the server holds for this user, as the JSON document of
-    /// `GET /v1/account/export` (docs/accounts.md), for a "download my data" screen.
+    /// `GET /v1/account/export` (docs/accounts.md), for a "download my data" screen. A
+    /// document cut short (no `"complete": true` trailer, or counts that differ from what it
+    /// holds) throws `SyncProtocolError.incompleteExport`: export again.
     public func exportAccount() async throws -> Data {
         let (body, response) = try await send("GET", path: "v1/account/export", body: nil)
         guard response.statusCode == 200 else { throw Self.error(response, body: body) }
+        guard Self.isCompleteExport(body) else { throw SyncProtocolError.incompleteExport }
         return body
+    }
+
+    /// Whether an export document is whole: its trailer says so and counts every section.
+    static func isCompleteExport(_ body: Data) -> Bool {
+        guard case .object(let document)? = try? JSONParser.parse(body, limits: .administrativeFile), case .bool(true)? = document["complete"],
+              case .object(let counts)? = document["counts"], !counts.isEmpty
+        else { return false }
+        return counts.allSatisfy { section, count in
+            guard case .array(let items)? = document[section], case .number(let expected) = count else { return false }
+            return Double(items.count) == expected
+        }
     }
 
     /// Erases the user's account on the server (`DELETE /v1/account`): every record of every

@@ -36,7 +36,10 @@ public struct TimeZoneNames: Sendable, Equatable {
         self.names = Set(names.filter { TextRules.isTimeZoneName($0) && TimeZone(identifier: $0) != nil })
     }
 
-    public func contains(_ name: String) -> Bool { names.contains(name) }
+    /// Whether `name` is one of the names, byte for byte: a `Set<String>` alone would also
+    /// accept a canonically equivalent spelling ("Asia/\u{212A}olkata" with the Kelvin sign),
+    /// which PostgreSQL does not know.
+    public func contains(_ name: String) -> Bool { TextRules.isTimeZoneName(name) && names.contains(name) }
 
     /// Foundation's own list (no database at hand).
     public static var foundation: TimeZoneNames { TimeZoneNames(TimeZone.knownTimeZoneIdentifiers + ["UTC"]) }

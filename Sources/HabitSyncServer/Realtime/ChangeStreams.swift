@@ -8,14 +8,11 @@ import Synchronization
 public final class ChangeStreams: Sendable {
     public let limits: RealtimeLimits
 
-    struct UserKey: Hashable, Sendable {
-        let tenant: UUID
-        let user: String
-    }
-
     struct Stream {
         let user: UserKey
-        let device: String?
+        /// The device's id as bytes: a push from another device of the user must reach it
+        /// even when the two ids are canonically equivalent text.
+        let device: [UInt8]?
         let opened: ContinuousClock.Instant
         var lastWrite: ContinuousClock.Instant
         var lastEvent: ContinuousClock.Instant
@@ -51,7 +48,7 @@ public final class ChangeStreams: Sendable {
             guard state.streams.count < limits.streams else { throw .serverLimit }
             guard state.byUser[key, default: []].count < limits.streamsPerUser else { throw .userLimit }
             state.nextID += 1
-            state.streams[state.nextID] = Stream(user: key, device: device, opened: now, lastWrite: now, lastEvent: now)
+            state.streams[state.nextID] = Stream(user: key, device: device.map { Array($0.utf8) }, opened: now, lastWrite: now, lastEvent: now)
             state.byUser[key, default: []].insert(state.nextID)
             return state.nextID
         }
@@ -136,7 +133,8 @@ public final class ChangeStreams: Sendable {
     @discardableResult
     func deliver(_ notice: ChangeNotice) -> Int {
         let key = UserKey(tenant: notice.tenantID, user: notice.userID)
-        let ids = state.withLock { state in (state.byUser[key] ?? []).filter { state.streams[$0]?.device != notice.deviceID } }
+        let pusher: [UInt8]? = Array(notice.deviceID.utf8)
+        let ids = state.withLock { state in (state.byUser[key] ?? []).filter { state.streams[$0]?.device != pusher } }
         return update(ids, now: clock.now) { stream in
             let collections = Set(notice.collections).union(stream.change?.collections ?? [])
             stream.change = (max(notice.serverVersion, stream.change?.version ?? 0), collections)

@@ -7,11 +7,15 @@ import LibPQClient
 ///
 ///     {"format": "habitsync-export", "formatVersion": 1, "tenantId", "userId", "exportedAt",
 ///      "changes": [pull-format changes of every collection, tombstones and archived usage events included],
-///      "conflicts": [...], "legacyImports": [...], "dataMigrations": [...], "devices": [...], "pushBatches": [...]}
+///      "conflicts": [...], "legacyImports": [...], "dataMigrations": [...], "devices": [...], "pushBatches": [...],
+///      "counts": {section: entries}, "complete": true}
 ///
 /// Each page is read in a transaction of its own, so a slow reader holds no connection while
 /// it reads; a record changed during the export can then appear twice, the later one current
-/// (as in a pull).
+/// (as in a pull). Each page's transaction also looks for the account's erasure marker, which
+/// an erasure commits before it deletes anything: a page that sees no marker sees every row,
+/// and an export that meets one stops there, without its trailer. Only a whole document ends
+/// with `"complete": true` and the counts it holds, which readers check.
 extension AccountStore {
     public struct ExportSummary: Sendable, Equatable {
         /// Entries per section; `changes` also by collection in `collections`.
@@ -127,6 +131,7 @@ extension AccountStore {
         }
         let archived = try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
+            try await PullStore.refuseIfErased(connection, tenant: tenant, user: user)
             return try await connection.query(Self.archivedUsageEventPartitions).rows.map { try $0.decode("partition", as: Int64.self) }
         }
         for partition in archived {
@@ -141,7 +146,7 @@ extension AccountStore {
             first = true
             summary.sections[section.name] = try await pages(tenant: tenant, user: user, section.page) { try await emit($0) }
         }
-        try await write("]}\n")
+        try await write("],\"counts\":{\(summary.sections.keys.sorted().map { "\"\($0)\":\(summary.sections[$0] ?? 0)" }.joined(separator: ","))},\"complete\":true}\n")
         return summary
     }
 
@@ -154,6 +159,7 @@ extension AccountStore {
             let query = page(tenant, user, after, exportPageSize)
             let rows = try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout, role: role) { connection in
                 try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
+                try await PullStore.refuseIfErased(connection, tenant: tenant, user: user)
                 return try await connection.query(query).rows.map { (key: try $0.decode("key", as: String.self), item: try $0.decode("item", as: String.self)) }
             }
             try await each(rows.map(\.item))

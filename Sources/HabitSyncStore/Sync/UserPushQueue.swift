@@ -7,18 +7,13 @@ import Synchronization
 /// connection and stall every other user. Beyond `maximumWaiting` queued pushes a user is
 /// refused (`StoreError.tooManyPushes`, 429 at the edge) rather than queued without bound.
 public final class UserPushQueue: Sendable {
-    private struct Key: Hashable {
-        let tenant: UUID
-        let user: String
-    }
-
     private struct Line {
         var waiting: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     }
 
     private struct State {
         /// Users with a push in progress, and who waits behind it.
-        var lines: [Key: Line] = [:]
+        var lines: [UserKey: Line] = [:]
         var nextWaiter: UInt64 = 0
     }
 
@@ -31,8 +26,9 @@ public final class UserPushQueue: Sendable {
 
     /// Runs `body` when no other push of this user runs in this process.
     public func serialised<T>(tenant: UUID, user: String, _ body: () async throws -> T) async throws -> T {
-        try await enter(Key(tenant: tenant, user: user))
-        defer { leave(Key(tenant: tenant, user: user)) }
+        let key = UserKey(tenant: tenant, user: user)
+        try await enter(key)
+        defer { leave(key) }
         return try await body()
     }
 
@@ -42,7 +38,7 @@ public final class UserPushQueue: Sendable {
         case refused
     }
 
-    private func enter(_ key: Key) async throws {
+    private func enter(_ key: UserKey) async throws {
         let waiterID = state.withLock { state -> UInt64 in
             state.nextWaiter += 1
             return state.nextWaiter
@@ -77,7 +73,7 @@ public final class UserPushQueue: Sendable {
         }
     }
 
-    private func leave(_ key: Key) {
+    private func leave(_ key: UserKey) {
         let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
             guard var line = state.lines[key] else { return nil }
             if line.waiting.isEmpty {
