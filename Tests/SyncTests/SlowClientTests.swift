@@ -8,9 +8,9 @@ import TestSupport
 /// reserved its decoding budget from the declared length before reading a byte and waited for
 /// the body for ever: one stalled 8 MiB upload made every other push of the server 503.
 @Suite struct SlowClientTests {
-    static func slowConfiguration() -> ServerConfiguration {
+    static func slowConfiguration(headerTimeout: Duration = .seconds(60)) -> ServerConfiguration {
         var configuration = ServerConfiguration.forTests
-        configuration.connections.headerTimeout = .seconds(3)
+        configuration.connections.headerTimeout = headerTimeout
         configuration.connections.bodyGrace = .seconds(2)
         configuration.connections.bodyTimeout = .seconds(8)
         configuration.connections.bodyMinimumBytesPerSecond = 8192
@@ -105,7 +105,7 @@ import TestSupport
 
     @Test func connectionsThatNeverSendAWholeHeadOrStayIdleAreClosed() async throws {
         let world = try await SyncWorld.make()
-        var configuration = Self.slowConfiguration()
+        var configuration = Self.slowConfiguration(headerTimeout: .seconds(3))
         configuration.connections.keepAliveTimeout = .seconds(3)
         try await world.serve(configuration) { server in
             let port = try #require(URLComponents(string: server.baseURL)?.port)

@@ -37,7 +37,9 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// How long after cutting a body the connection closes even if no response was written.
-    static let closeAfterCut = TimeAmount.seconds(5)
+    /// Generous: the handler answers once it reads the body, which may be after it waited for
+    /// a database connection (authentication) on a busy server.
+    static let closeAfterCut = TimeAmount.seconds(60)
 
     private let limits: ConnectionLimits
     private let registry: ConnectionRegistry
