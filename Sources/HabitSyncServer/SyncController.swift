@@ -105,7 +105,9 @@ struct SyncController: Sendable {
             throw APIError(status: .badRequest, code: "malformed_request", message: "the request body ended before it was complete")
         }
         guard gzip else { return Array(buffer.readableBytesView) }
-        try reservation.resize(to: 2 * buffer.readableBytes + limits.maximumBodyBytes)
+        // Room to inflate into (at most the body limit), but never more than the whole budget:
+        // what it really needs is reserved once it is inflated.
+        try reservation.resize(to: min(2 * buffer.readableBytes + limits.maximumBodyBytes, bodyBudget.capacityBytes))
         do {
             buffer = try buffer.decompress(with: .gzip(), maxSize: limits.maximumBodyBytes)
         } catch let error as CompressNIOError where error == .bufferOverflow {
