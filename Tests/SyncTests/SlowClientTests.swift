@@ -105,7 +105,7 @@ import TestSupport
 
     @Test func connectionsThatNeverSendAWholeHeadOrStayIdleAreClosed() async throws {
         let world = try await SyncWorld.make()
-        var configuration = Self.slowConfiguration(headerTimeout: .seconds(3))
+        var configuration = Self.slowConfiguration(headerTimeout: .seconds(5))
         configuration.connections.keepAliveTimeout = .seconds(3)
         try await world.serve(configuration) { server in
             let port = try #require(URLComponents(string: server.baseURL)?.port)
@@ -147,19 +147,24 @@ import TestSupport
             let token = try await world.token(user: "alice")
             let stream = try RawHTTPConnection(port: port)
             stream.send("GET /v1/sync/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nAccept: text/event-stream\r\n\r\n")
-            // Heartbeats for longer than the header, keep-alive and body timeouts together.
+            // Once the stream is open, read for longer than the keep-alive and body timeouts
+            // together, and until a heartbeat came (bounded: a busy machine only delays them).
             let beats = try await onOwnThread { () -> Int in
                 var timeout = timeval(tv_sec: 30, tv_usec: 0)
                 setsockopt(stream.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 var text = ""
+                var opened: Date?
                 let started = Date()
-                while Date().timeIntervalSince(started) < 12 {
+                func heartbeats() -> Int { text.components(separatedBy: ": heartbeat").count - 1 }
+                while Date().timeIntervalSince(started) < 120 {
+                    if let opened, Date().timeIntervalSince(opened) > 12, heartbeats() >= 1 { break }
                     let count = buffer.withUnsafeMutableBytes { recv(stream.descriptor, $0.baseAddress, $0.count, 0) }
                     guard count > 0 else { break }
                     text += String(decoding: buffer[..<count], as: UTF8.self)
+                    if opened == nil, text.contains(": connected") { opened = Date() }
                 }
-                return text.components(separatedBy: ": heartbeat").count - 1
+                return heartbeats()
             }
             #expect(!stream.isClosedByServer, "the event stream was closed by a slow-client timeout")
             #expect(beats >= 1)

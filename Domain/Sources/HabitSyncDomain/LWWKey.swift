@@ -15,4 +15,16 @@ public struct LWWKey: Sendable, Hashable, Comparable {
         if lhs.updatedAtMilliseconds != rhs.updatedAtMilliseconds { return lhs.updatedAtMilliseconds < rhs.updatedAtMilliseconds }
         return Array(lhs.deviceID.utf8).lexicographicallyPrecedes(Array(rhs.deviceID.utf8))
     }
+
+    /// Equal as PostgreSQL sees them: device ids by their bytes. (Swift's `String ==` would
+    /// call "café" and "cafe" + U+0301 one device while `<` orders them: two writes the
+    /// database ordered would look like the same write.)
+    public static func == (lhs: LWWKey, rhs: LWWKey) -> Bool {
+        lhs.updatedAtMilliseconds == rhs.updatedAtMilliseconds && lhs.deviceID.utf8.elementsEqual(rhs.deviceID.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(updatedAtMilliseconds)
+        for byte in deviceID.utf8 { hasher.combine(byte) }
+    }
 }
