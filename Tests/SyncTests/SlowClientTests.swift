@@ -136,6 +136,23 @@ import TestSupport
         }
     }
 
+    /// Pipelined requests are each answered; the connection goes idle (and its keep-alive clock
+    /// starts) only after the last answer.
+    @Test func pipelinedRequestsAreEachAnswered() async throws {
+        let world = try await SyncWorld.make()
+        var configuration = Self.slowConfiguration()
+        configuration.connections.keepAliveTimeout = .seconds(2)
+        try await world.serve(configuration) { server in
+            let port = try #require(URLComponents(string: server.baseURL)?.port)
+            let connection = try RawHTTPConnection(port: port)
+            connection.send(String(repeating: "GET /livez HTTP/1.1\r\nHost: x\r\n\r\n", count: 3))
+            let ending = try await onOwnThread { connection.readUntilClosed(waitSeconds: 120) }
+            guard case .closed(let text) = ending else { Issue.record("\(ending)"); return }
+            #expect(text.components(separatedBy: "HTTP/1.1 200").count - 1 == 3, "\(text)")
+            connection.close()
+        }
+    }
+
     /// A stream lives past every slow-client timeout: once its request is whole, nothing is timed.
     @Test func aLongResponseIsNotCutByTheTimeouts() async throws {
         let world = try await SyncWorld.make()

@@ -47,6 +47,8 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var id: Int?
     private var phase = Phase.awaitingHead
     private var responseOpen = false
+    /// Request heads read whose response has not ended (more than one only when pipelined).
+    private var requestsInFlight = 0
     private var respondedToThisRequest = false
     private var closeAfterResponse = false
     private var timer: Scheduled<Void>?
@@ -109,6 +111,7 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head:
             phase = .readingBody
+            requestsInFlight += 1
             respondedToThisRequest = false
             bodyBytes = 0
             bodyStarted = .now()
@@ -162,12 +165,14 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
             break
         case .end:
             responseOpen = false
+            requestsInFlight = max(0, requestsInFlight - 1)
             if closeAfterResponse {
                 context.writeAndFlush(data, promise: promise)
                 context.close(promise: nil)
                 return
             }
-            if phase == .responding {
+            // Idle only once every request read has been answered (a pipelined one may wait).
+            if phase == .responding, requestsInFlight == 0 {
                 phase = .awaitingHead
                 awaitHead(context, within: limits.keepAliveTimeout)
             }
