@@ -51,7 +51,7 @@ public struct APIError: Error, Sendable, HTTPResponseError {
             switch error.code {
             case .tooManyChanges, .tooLarge:
                 return APIError(status: .contentTooLarge, code: "too_large", message: error.message, field: error.field)
-            case .malformedJSON, .malformedRequest, .unknownField, .invalidField:
+            case .malformedJSON, .malformedRequest, .unknownField, .invalidField, .unsupportedProtocolVersion:
                 return APIError(status: .badRequest, code: error.code.rawValue, message: error.message, field: error.field)
             }
         case let error as StoreError:

@@ -13,15 +13,38 @@ public struct PushChange: Sendable, Equatable {
     public let record: ValidatedRecord?
     /// The record as sent (for the conflict log).
     public let rawRecord: [String: JSONValue]?
+    /// Daily progress only (protocol 2): what the device added to the day's count (negative:
+    /// took away) since the state the server last acknowledged to it. The record's
+    /// `progressCount` is then the device's view, not a value to store.
+    public let increment: Int?
 
     public static let changeFields: Set<String> = ["collection", "op", "id", "updatedAt", "record"]
+    /// The fields a change may carry under protocol 2.
+    public static let changeFieldsV2: Set<String> = changeFields.union(["increment"])
+    /// How far one change may move a day's count.
+    public static let incrementRange = -1000...1000
+
+    public init(index: Int, collection: SyncCollection, op: ChangeOperation, id: UUID, updatedAt: Date, clamped: Bool,
+                record: ValidatedRecord?, rawRecord: [String: JSONValue]?, increment: Int? = nil) {
+        self.index = index
+        self.collection = collection
+        self.op = op
+        self.id = id
+        self.updatedAt = updatedAt
+        self.clamped = clamped
+        self.record = record
+        self.rawRecord = rawRecord
+        self.increment = increment
+    }
 
     /// Validates change `index` of a batch. `updatedAt` more than `context.maximumSkew` ahead of
     /// `context.now` is clamped to `now`, so a device with a wrong clock cannot win every future conflict.
     public static func validate(_ fields: [String: JSONValue], index: Int, context: ValidationContext) throws(ChangeRejection) -> PushChange {
-        if let unknown = fields.keys.filter({ !changeFields.contains($0) }).sorted().first {
+        let allowed = context.protocolVersion >= 2 ? changeFieldsV2 : changeFields
+        if let unknown = fields.keys.filter({ !allowed.contains($0) }).sorted().first {
             let name = TextRules.quoted(unknown)
-            throw ChangeRejection(.unknownField, field: name, "\(name) is not a field of a change (collection, op, id, updatedAt, record)")
+            let hint = unknown == "increment" ? "; increment needs \"protocolVersion\": 2 in the push" : ""
+            throw ChangeRejection(.unknownField, field: name, "\(name) is not a field of a change (collection, op, id, updatedAt, record\(context.protocolVersion >= 2 ? ", increment" : ""))\(hint)")
         }
         guard case .string(let collectionName)? = fields["collection"] else {
             throw ChangeRejection(.invalidField, field: "collection", "collection must be a string")
@@ -44,10 +67,21 @@ public struct PushChange: Sendable, Equatable {
         let now = context.now
         let clamped = sentAt.timeIntervalSince(now) > context.maximumSkew
         let updatedAt = clamped ? Date(timeIntervalSince1970: Double(WireTime.milliseconds(now)) / 1000) : sentAt
+        var increment: Int?
+        if let value = fields["increment"] {
+            guard collection == .dailyProgress, op == .upsert else {
+                throw ChangeRejection(.invalidField, field: "increment", "only a dailyProgress upsert carries an increment")
+            }
+            guard case .number(let number) = value, number.isFinite, number.rounded() == number,
+                  Double(incrementRange.lowerBound) <= number, number <= Double(incrementRange.upperBound) else {
+                throw ChangeRejection(.invalidField, field: "increment", "increment must be a whole number from \(incrementRange.lowerBound) to \(incrementRange.upperBound)")
+            }
+            increment = Int(number)
+        }
         switch (op, fields["record"]) {
         case (.upsert, .object(let record)?):
             return PushChange(index: index, collection: collection, op: op, id: id, updatedAt: updatedAt, clamped: clamped,
-                              record: try ValidatedRecord.validate(collection, record, context: context), rawRecord: record)
+                              record: try ValidatedRecord.validate(collection, record, context: context), rawRecord: record, increment: increment)
         case (.upsert, _):
             throw ChangeRejection(.invalidField, field: "record", "an upsert needs a record object")
         case (.delete, nil), (.delete, .null?):

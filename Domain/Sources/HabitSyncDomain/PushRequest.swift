@@ -1,9 +1,16 @@
 import Foundation
 
-/// A push body, checked as an envelope: `{"batchId": UUID, "changes": [object…]}`. Problems
-/// here make the whole request a 400; problems inside one change only reject that change.
+/// A push body, checked as an envelope: `{"batchId": UUID, "protocolVersion"?: 1|2,
+/// "changes": [object…]}`. Problems here make the whole request a 400; problems inside one
+/// change only reject that change.
 public struct PushRequest: Sendable {
+    /// The protocol versions this build serves. 1: whole-record upserts (no `protocolVersion`
+    /// field). 2: adds `increment` to daily progress changes.
+    public static let supportedVersions = 1...2
+
     public let batchId: UUID
+    /// 1 when the body does not say.
+    public let protocolVersion: Int
     public let changes: [[String: JSONValue]]
 
     public static func parse(_ body: Data, maximumChanges: Int) throws(PushRequestError) -> PushRequest {
@@ -25,12 +32,25 @@ public struct PushRequest: Sendable {
         guard case .object(let envelope) = value else {
             throw PushRequestError(code: .malformedRequest, field: nil, message: "the body must be a JSON object with batchId and changes")
         }
-        if let unknown = envelope.keys.filter({ $0 != "batchId" && $0 != "changes" }).sorted().first {
+        if let unknown = envelope.keys.filter({ !["batchId", "protocolVersion", "changes"].contains($0) }).sorted().first {
             let name = TextRules.quoted(unknown)
             throw PushRequestError(code: .unknownField, field: name, message: "\(name) is not a field of a push request")
         }
         guard case .string(let batchText)? = envelope["batchId"], let batchId = UUID(uuidString: batchText) else {
             throw PushRequestError(code: .invalidField, field: "batchId", message: "batchId must be a UUID")
+        }
+        // Checked before anything else of the batch: a client newer than this server learns so
+        // before a single change is applied under rules it did not mean.
+        var protocolVersion = 1
+        if let version = envelope["protocolVersion"] {
+            guard case .number(let number) = version, number.isFinite, number.rounded() == number, abs(number) < 1e9 else {
+                throw PushRequestError(code: .invalidField, field: "protocolVersion", message: "protocolVersion must be a whole number")
+            }
+            guard supportedVersions.contains(Int(number)) else {
+                throw PushRequestError(code: .unsupportedProtocolVersion, field: "protocolVersion",
+                                       message: "this server speaks protocol versions \(supportedVersions.lowerBound)–\(supportedVersions.upperBound), not \(Int(number)); nothing of this batch was applied")
+            }
+            protocolVersion = Int(number)
         }
         guard case .array(let items)? = envelope["changes"] else {
             throw PushRequestError(code: .invalidField, field: "changes", message: "changes must be an array")
@@ -46,7 +66,7 @@ public struct PushRequest: Sendable {
             }
             changes.append(change)
         }
-        return PushRequest(batchId: batchId, changes: changes)
+        return PushRequest(batchId: batchId, protocolVersion: protocolVersion, changes: changes)
     }
 }
 
@@ -62,6 +82,8 @@ public struct PushRequestError: Error, Sendable, Equatable {
         case tooManyChanges = "too_many_changes"
         /// A document whose tree would exceed the parser's limits.
         case tooLarge = "too_large"
+        /// A `protocolVersion` this server does not serve.
+        case unsupportedProtocolVersion = "unsupported_protocol_version"
     }
 
     public let code: Code

@@ -8,11 +8,14 @@ public struct ValidationContext: Sendable {
     /// event time (`timestamp`, `startTime`, …) beyond it is refused (`timestamp_in_future`).
     public var maximumSkew: TimeInterval
     public var timeZones: TimeZoneNames
+    /// The push's `protocolVersion`: what a change may carry (`increment` from 2 on).
+    public var protocolVersion: Int
 
-    public init(now: Date, maximumSkew: TimeInterval, timeZones: TimeZoneNames) {
+    public init(now: Date, maximumSkew: TimeInterval, timeZones: TimeZoneNames, protocolVersion: Int = 1) {
         self.now = now
         self.maximumSkew = maximumSkew
         self.timeZones = timeZones
+        self.protocolVersion = protocolVersion
     }
 
     /// For code without a database (a device validating before it queues a change, pure
