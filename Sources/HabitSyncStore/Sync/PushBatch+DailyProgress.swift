@@ -2,47 +2,275 @@ import Foundation
 import HabitSyncDomain
 import LibPQClient
 
-/// Daily progress is one record per (habitId, date), whatever id each device gave it.
+/// Daily progress: one record per (habitId, date), whatever id each device gave it, whose count
+/// merges as a counter (`ProgressDayMerge`, `ProgressCounter`): the stored days are read once,
+/// the batch's changes folded into them in Swift, and the result written with one statement
+/// (plus one for the additions when there are any).
 extension PushBatch {
-    /// By id, and by natural key: one index probe per key (as one `OR`, or as joins, PostgreSQL
-    /// scanned the user's whole history; see `SyncTableSQL`).
-    static func progressByNaturalKey(tenant: UUID, user: String, ids: [UUID], habits: [UUID], dates: [String]) -> PGQuery {
+    /// The stored days of `ids`, and of the natural keys: one index probe per key (as one `OR`,
+    /// or as joins, PostgreSQL scanned the user's whole history; see `SyncTableSQL`). Each with
+    /// its latest set and the additions made after it.
+    static func storedProgressDays(tenant: UUID, user: String, ids: [UUID], habits: [UUID], dates: [String]) -> PGQuery {
+        let columns: PGQuery = """
+            h.id, h.habit_id, h.date::text AS date, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
+            \(WireChangeSQL.change(.dailyProgress, alias: "h"))::text AS change,
+            CASE WHEN h.count_set_at IS NOT NULL THEN h.count_set_value WHEN h.deleted_at IS NULL THEN h.progress_count ELSE 0 END AS set_value,
+            CASE WHEN h.count_set_at = '-infinity' THEN NULL ELSE coalesce(h.count_set_at, h.updated_at) END AS set_at,
+            coalesce(h.count_set_by, h.updated_by) AS set_by,
+            (SELECT json_agg(json_build_array((extract(epoch FROM a.made_at) * 1000)::int8, a.made_by, a.batch_id, a.change_index, a.delta))::text
+             FROM daily_progress_additions a WHERE a.tenant_id = \(tenant) AND a.user_id = \(user) AND a.progress_id = h.id) AS additions
+            """
+        return """
+            SELECT p.* FROM unnest(\(ids)::uuid[]) AS k(id)
+            CROSS JOIN LATERAL (SELECT \(columns) FROM daily_progress h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = k.id OFFSET 0) p
+            UNION
+            SELECT p.* FROM unnest(\(habits)::uuid[], \(dates)::date[]) AS k(habit_id, date)
+            CROSS JOIN LATERAL (SELECT \(columns) FROM daily_progress h
+                                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.habit_id = k.habit_id AND h.date = k.date OFFSET 0) p
+            """
+    }
+
+    /// Writes the days: every column as the fold decided (`take_fields` false keeps the stored
+    /// record fields, a NULL `timestamps` the stored ones). Unconditional: the push holds the
+    /// user's lock, under which the days were read.
+    static func writeProgressDays(tenant: UUID, user: String, _ days: ProgressDayWrites) -> PGQuery {
+        let kept: [PGFragment] = ["habit_id", "date", "goal_count", "difficulty", "skip_reason", "skip_note"]
+        let assignments = kept.map { "\($0) = CASE WHEN i.take_fields THEN i.\($0) ELSE h.\($0) END" as PGFragment }.joined(separator: ", ")
+        return """
+            WITH input AS (
+                SELECT i.id, i.version, i.updated_at, i.updated_by, i.deleted, i.take_fields, i.habit_id, i.date::date AS date,
+                       i.goal_count, i.timestamps::timestamptz(3)[] AS timestamps, i.difficulty, i.skip_reason, i.skip_note, i.progress_count,
+                       i.set_value, coalesce(i.set_at, '-infinity') AS set_at, i.set_by, now() AS now
+                FROM unnest(\(days.id)::uuid[], \(days.version)::int8[], \(days.updatedAt)::timestamptz[], \(days.updatedBy)::text[],
+                            \(days.deleted)::bool[], \(days.takeFields)::bool[], \(days.habitID)::uuid[], \(days.date)::text[],
+                            \(days.goalCount)::int4[], \(days.timestamps)::text[], \(days.difficulty)::int2[], \(days.skipReason)::text[],
+                            \(days.skipNote)::text[], \(days.progressCount)::int4[], \(days.setValue)::int4[], \(days.setAt)::timestamptz[],
+                            \(days.setBy)::text[])
+                     AS i(id, version, updated_at, updated_by, deleted, take_fields, habit_id, date, goal_count, timestamps, difficulty,
+                          skip_reason, skip_note, progress_count, set_value, set_at, set_by)
+            ),
+            updated AS (
+                UPDATE daily_progress h SET \(assignments),
+                    timestamps = coalesce(i.timestamps, h.timestamps),
+                    progress_count = CASE WHEN i.deleted THEN h.progress_count ELSE i.progress_count END,
+                    count_set_value = i.set_value, count_set_at = i.set_at, count_set_by = i.set_by,
+                    updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
+                    deleted_at = CASE WHEN i.deleted THEN coalesce(h.deleted_at, i.now) END
+                FROM input i
+                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id
+                RETURNING h.id
+            )
+            INSERT INTO daily_progress (tenant_id, user_id, id, habit_id, date, progress_count, goal_count, timestamps, difficulty, skip_reason,
+                                        skip_note, count_set_value, count_set_at, count_set_by, updated_at, updated_by, server_version, synced_at, deleted_at)
+            SELECT \(tenant), \(user), i.id, i.habit_id, i.date, CASE WHEN NOT i.deleted THEN i.progress_count END, i.goal_count, i.timestamps,
+                   i.difficulty, i.skip_reason, i.skip_note, i.set_value, i.set_at, i.set_by, i.updated_at, i.updated_by, i.version, i.now,
+                   CASE WHEN i.deleted THEN i.now END
+            FROM input i
+            WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.id = i.id)
+            """
+    }
+
+    /// Forgets the additions the days' sets now cover and keeps the new ones that count.
+    static func writeAdditions(tenant: UUID, user: String, covered: (days: [UUID], setAt: [Date?], setBy: [String?]),
+                               added: (days: [UUID], madeAt: [Date], batch: UUID, index: [Int], delta: [Int]), device: String) -> PGQuery {
         """
-        SELECT p.id, p.habit_id, p.date::text AS date FROM unnest(\(ids)::uuid[]) AS k(id)
-        CROSS JOIN LATERAL (SELECT id, habit_id, date FROM daily_progress WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = k.id OFFSET 0) p
-        UNION
-        SELECT p.id, p.habit_id, p.date::text FROM unnest(\(habits)::uuid[], \(dates)::date[]) AS k(habit_id, date)
-        CROSS JOIN LATERAL (SELECT id, habit_id, date FROM daily_progress
-                            WHERE tenant_id = \(tenant) AND user_id = \(user) AND habit_id = k.habit_id AND date = k.date OFFSET 0) p
+        WITH covered AS (
+            DELETE FROM daily_progress_additions a
+            USING unnest(\(covered.days)::uuid[], \(covered.setAt)::timestamptz[], \(covered.setBy)::text[]) AS k(id, set_at, set_by)
+            WHERE a.tenant_id = \(tenant) AND a.user_id = \(user) AND a.progress_id = k.id
+              AND (a.made_at, a.made_by COLLATE "C") <= (k.set_at, k.set_by COLLATE "C")
+            RETURNING 1
+        )
+        INSERT INTO daily_progress_additions (tenant_id, user_id, progress_id, made_at, made_by, batch_id, change_index, delta)
+        SELECT \(tenant), \(user), k.id, k.made_at, \(device), \(added.batch), k.change_index, k.delta
+        FROM unnest(\(added.days)::uuid[], \(added.madeAt)::timestamptz[], \(added.index)::int4[], \(added.delta)::int4[])
+             AS k(id, made_at, change_index, delta)
+        ON CONFLICT DO NOTHING
         """
     }
 
-    /// The canonical id of each progress change: the row already stored for its (habitId, date),
-    /// else the first id this batch used for it, else its own.
-    func canonicalProgressIDs(_ changes: [PushChange]) async throws -> [Int: UUID] {
-        var natural: [(Int, UUID, LocalDate)] = []
+    /// One stored day, as `storedProgressDays` returns it.
+    struct StoredDay {
+        let id: UUID
+        let naturalKey: String?
+        let serverVersion: Int64
+        let merge: ProgressDayMerge.Stored
+        /// The additions after its set, by an id of their own (device, batch, index).
+        let additions: [(id: String, addition: ProgressCounter.Addition)]
+    }
+
+    func readStoredDays(_ changes: [PushChange]) async throws -> [StoredDay] {
+        var natural: [(UUID, LocalDate)] = []
         for change in changes {
-            if case .dailyProgress(let p)? = change.record { natural.append((change.index, p.habitId, p.date)) }
+            if case .dailyProgress(let p)? = change.record { natural.append((p.habitId, p.date)) }
         }
-        let rows = try await connection.query(Self.progressByNaturalKey(
-            tenant: tenant, user: user, ids: changes.map(\.id), habits: natural.map(\.1), dates: natural.map { $0.2.description })).rows
+        let query = Self.storedProgressDays(tenant: tenant, user: user, ids: changes.map(\.id), habits: natural.map(\.0),
+                                            dates: natural.map { $0.1.description })
+        let standalone = ValidationContext.standalone(now: now)
+        return try await connection.query(query).rows.map { row in
+            let change = try row.decode("change", as: String.self)
+            var record: DailyProgressRecord?
+            var timestamps: [Date] = []
+            if case .object(let fields)? = try? JSONParser.parse(bytes: Array(change.utf8)), case .object(let stored)? = fields["record"] {
+                record = try? DailyProgressRecord(stored, context: standalone)
+                if case .array(let items)? = stored["timestamps"] {
+                    timestamps = items.compactMap { if case .string(let text) = $0 { WireTime.parse(text) } else { nil } }
+                }
+            }
+            let setAt = try row.decodeIfPresent("set_at", as: Date.self)
+            let setting = setAt.map { ProgressCounter.Setting(value: (try? row.decode("set_value", as: Int.self)) ?? 0,
+                                                              at: LWWKey(updatedAt: $0, deviceID: (try? row.decode("set_by", as: String.self)) ?? "")) }
+            var additions: [(String, ProgressCounter.Addition)] = []
+            if let text = try row.decodeIfPresent("additions", as: String.self), case .array(let items) = try JSONParser.parse(bytes: Array(text.utf8)) {
+                for case .array(let a) in items where a.count == 5 {
+                    guard case .number(let ms) = a[0], case .string(let by) = a[1], case .string(let batch) = a[2],
+                          case .number(let index) = a[3], case .number(let delta) = a[4] else { continue }
+                    additions.append(("\(by)|\(batch)|\(Int(index))",
+                                      ProgressCounter.Addition(delta: Int(delta), at: LWWKey(updatedAt: Date(timeIntervalSince1970: ms / 1000), deviceID: by))))
+                }
+            }
+            let habit = try row.decodeIfPresent("habit_id", as: UUID.self)
+            let date = try row.decodeIfPresent("date", as: String.self)
+            let key = LWWKey(updatedAt: try row.decode("updated_at", as: Date.self), deviceID: try row.decode("updated_by", as: String.self))
+            return StoredDay(
+                id: try row.decode("id", as: UUID.self), naturalKey: habit.flatMap { h in date.map { "\(h)|\($0)" } },
+                serverVersion: try row.decode("server_version", as: Int64.self),
+                merge: ProgressDayMerge.Stored(record: record, timestamps: timestamps, key: key, deleted: try row.decode("deleted", as: Bool.self),
+                                               countSetting: setting),
+                additions: additions)
+        }
+    }
+
+    /// Applies the batch's daily progress (changes whose habit is live).
+    func applyDailyProgress(_ changes: [PushChange]) async throws {
+        guard !changes.isEmpty else { return }
+        let stored = try await readStoredDays(changes)
+        var byID: [UUID: StoredDay] = [:]
         var byNaturalKey: [String: UUID] = [:]
-        for row in rows {
-            // A tombstone of an id the server never saw has no natural key.
-            guard let habit = try row.decodeIfPresent("habit_id", as: UUID.self), let date = try row.decodeIfPresent("date", as: String.self) else { continue }
-            byNaturalKey["\(habit)|\(date)"] = try row.decode("id", as: UUID.self)
+        for day in stored {
+            byID[day.id] = day
+            if let key = day.naturalKey { byNaturalKey[key] = day.id }
         }
-        var canonical: [Int: UUID] = [:]
+        // The canonical id of each change: the day already stored for its (habitId, date), else
+        // the first id this batch used for it, else its own.
+        var targets: [UUID] = []
+        var changesOf: [UUID: [PushChange]] = [:]
         for change in changes {
-            guard case .dailyProgress(let p)? = change.record else { continue }
-            let key = "\(p.habitId)|\(p.date)"
-            if let existing = byNaturalKey[key] {
-                canonical[change.index] = existing
-            } else {
-                byNaturalKey[key] = change.id
-                canonical[change.index] = change.id
+            var target = change.id
+            if case .dailyProgress(let p)? = change.record {
+                let key = "\(p.habitId)|\(p.date)"
+                if let existing = byNaturalKey[key] { target = existing } else { byNaturalKey[key] = change.id }
+            }
+            if changesOf[target] == nil { targets.append(target) }
+            changesOf[target, default: []].append(change)
+        }
+
+        var writes = ProgressDayWrites()
+        var covered: (days: [UUID], setAt: [Date?], setBy: [String?]) = ([], [], [])
+        var added: (days: [UUID], madeAt: [Date], batch: UUID, index: [Int], delta: [Int]) = ([], [], batchID, [], [])
+        var outcomes: [(PushChange, UUID, ProgressDayMerge.Outcome, version: Int64?)] = []
+        for target in targets {
+            let day = byID[target]
+            var merge = ProgressDayMerge(stored: day?.merge)
+            for change in changesOf[target] ?? [] {
+                var record: DailyProgressRecord?
+                if case .dailyProgress(let p)? = change.record { record = p }
+                merge.apply(.init(index: change.index, key: LWWKey(updatedAt: change.updatedAt, deviceID: device), record: record, increment: change.increment))
+            }
+            var version = day?.serverVersion
+            if merge.changed, let key = merge.key {
+                version = allocateVersion()
+                var counter = ProgressCounter()
+                if let setting = merge.countSetting { counter.apply(.set(setting)) }
+                for (id, addition) in day?.additions ?? [] { counter.apply(.add(id: id, addition)) }
+                for (index, addition) in merge.additions { counter.apply(.add(id: "\(device)|\(batchID.uuidString.lowercased())|\(index)", addition)) }
+                writes.append(id: target, version: version ?? 0, key: key, deleted: merge.deleted, fields: merge.fieldsFrom?.record,
+                              timestamps: merge.timestamps, count: min(counter.count, Int(Int32.max)), setting: merge.countSetting)
+                if let setting = merge.countSetting, (day?.additions ?? []).contains(where: { !(setting.at < $0.addition.at) }) {
+                    covered.days.append(target)
+                    covered.setAt.append(Date(timeIntervalSince1970: Double(setting.at.updatedAtMilliseconds) / 1000))
+                    covered.setBy.append(setting.at.deviceID)
+                }
+                for (index, addition) in merge.additions where merge.countSetting.map({ $0.at < addition.at }) ?? true {
+                    added.days.append(target)
+                    added.madeAt.append(Date(timeIntervalSince1970: Double(addition.at.updatedAtMilliseconds) / 1000))
+                    added.index.append(index)
+                    added.delta.append(addition.delta)
+                }
+            }
+            for change in changesOf[target] ?? [] {
+                outcomes.append((change, target, merge.outcomes[change.index] ?? .superseded, version))
             }
         }
-        return canonical
+
+        if !writes.id.isEmpty {
+            try await connection.query(Self.writeProgressDays(tenant: tenant, user: user, writes))
+            derivedInputsChanged = true
+        }
+        if !covered.days.isEmpty || !added.days.isEmpty {
+            try await connection.query(Self.writeAdditions(tenant: tenant, user: user, covered: covered, added: added, device: device))
+        }
+        let losers = Set(outcomes.filter { $0.2 == .superseded }.map(\.1))
+        let current = losers.isEmpty ? [:] : try await storedRows(.dailyProgress, keys: Array(losers))
+        for (change, target, outcome, version) in outcomes {
+            switch outcome {
+            case .applied:
+                applied(change, version: version ?? 0, canonical: target)
+            case .unchanged:
+                var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .unchanged, serverVersion: version)
+                if target != change.id { result.canonicalId = target }
+                result.clamped = change.clamped
+                record(result, collection: change.collection.rawValue)
+            case .superseded:
+                guard let row = current[target.uuidString.lowercased()] else {
+                    reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
+                    continue
+                }
+                superseded(change, by: row)
+            }
+        }
+    }
+}
+
+/// The days one batch writes, column by column (`writeProgressDays`).
+struct ProgressDayWrites {
+    var id: [UUID] = []
+    var version: [Int64] = []
+    var updatedAt: [Date] = []
+    var updatedBy: [String] = []
+    var deleted: [Bool] = []
+    var takeFields: [Bool] = []
+    var habitID: [UUID?] = []
+    var date: [String?] = []
+    var goalCount: [Int?] = []
+    /// Array literals (`{…}`), or nil to keep the stored timestamps.
+    var timestamps: [String?] = []
+    var difficulty: [Int?] = []
+    var skipReason: [String?] = []
+    var skipNote: [String?] = []
+    var progressCount: [Int] = []
+    var setValue: [Int] = []
+    var setAt: [Date?] = []
+    var setBy: [String] = []
+
+    mutating func append(id: UUID, version: Int64, key: LWWKey, deleted: Bool, fields: DailyProgressRecord?, timestamps: [Date]?, count: Int,
+                         setting: ProgressCounter.Setting?) {
+        self.id.append(id)
+        self.version.append(version)
+        updatedAt.append(Date(timeIntervalSince1970: Double(key.updatedAtMilliseconds) / 1000))
+        updatedBy.append(key.deviceID)
+        self.deleted.append(deleted)
+        takeFields.append(fields != nil)
+        habitID.append(fields?.habitId)
+        date.append(fields?.date.description)
+        goalCount.append(fields?.goalCount)
+        self.timestamps.append(timestamps.flatMap { SQLText.array($0.map(WireTime.format)) })
+        difficulty.append(fields?.difficulty)
+        skipReason.append(fields?.skipReason)
+        skipNote.append(fields?.skipNote)
+        progressCount.append(count)
+        setValue.append(setting?.value ?? 0)
+        setAt.append(setting.map { Date(timeIntervalSince1970: Double($0.at.updatedAtMilliseconds) / 1000) })
+        setBy.append(setting?.at.deviceID ?? "")
     }
 }

@@ -13,9 +13,12 @@ extension PushBatch {
     }
 
     /// Tombstones the live rows of `table` that belong to the deleted habits, numbering their
-    /// versions from `after + 1`. Returns the versions given.
+    /// versions from `after + 1`. Returns the versions given. A day's progress is set to 0 at
+    /// the delete's time as an explicit delete sets it (`ProgressDayMerge`): if a later
+    /// addition brings the day back, it counts from there.
     static func tombstoneDependents(_ table: PGFragment, tenant: UUID, user: String, habits: [UUID], deletedAt: [Date], after version: Int64) -> PGQuery {
-        """
+        let count: PGFragment = table == "daily_progress" ? "count_set_value = 0, count_set_at = nb.updated_at, count_set_by = 'server', " : ""
+        return """
         WITH doomed AS (SELECT * FROM unnest(\(habits)::uuid[], \(deletedAt)::timestamptz[]) AS d(habit_id, updated_at)),
         numbered AS (
             SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n
@@ -23,7 +26,7 @@ extension PushBatch {
             WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.deleted_at IS NULL
               AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, 'server' COLLATE "C")
         )
-        UPDATE \(table) c SET deleted_at = now(), updated_at = nb.updated_at, updated_by = 'server',
+        UPDATE \(table) c SET \(count)deleted_at = now(), updated_at = nb.updated_at, updated_by = 'server',
             server_version = \(version) + nb.n, synced_at = now()
         FROM numbered nb
         WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.id = nb.id

@@ -70,9 +70,7 @@ final class PushBatch {
             case .reminders:
                 try await applyLastWriterWins(.reminders, try await withLiveHabits(changes)) { $0.id }
             case .dailyProgress:
-                let referenced = try await withLiveHabits(changes)
-                let canonical = try await canonicalProgressIDs(referenced)
-                try await applyLastWriterWins(.dailyProgress, referenced) { canonical[$0.index] ?? $0.id }
+                try await applyDailyProgress(try await withLiveHabits(changes))
             case .focusSessions:
                 let adjusted = try await settleRunningSessions(changes)
                 try await applyLastWriterWins(.focusSessions, changes, updatedByOverride: adjusted.serverAuthored, recordOverride: adjusted.records,

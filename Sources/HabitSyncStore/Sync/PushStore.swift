@@ -116,7 +116,8 @@ public struct PushStore: Sendable {
     /// - Parameter requestHash: SHA-256 of the (decompressed) request body: a retry must send
     ///   the same bytes; other bytes under the same batchId are a conflict.
     public func push(identity: VerifiedIdentity, deviceID: String, request: PushRequest, requestHash: [UInt8], now: Date = Date()) async throws -> (Outcome, Tally) {
-        let context = ValidationContext(now: now, maximumSkew: maximumSkew, timeZones: try await timeZones.names(pool))
+        let context = ValidationContext(now: now, maximumSkew: maximumSkew, timeZones: try await timeZones.names(pool),
+                                        protocolVersion: request.protocolVersion)
         // Validation and grouping need no database: done before the user's lock is taken.
         let plan = PushPlan(request.changes, context: context)
         return try await queue.serialised(tenant: identity.tenantID, user: identity.userID) {
