@@ -276,4 +276,32 @@ import Testing
             #expect(await results.next() == nil, "AutoSync stops")
         }
     }
+
+    /// The README's walk-through: phone and watch both show 1; offline, each records one more;
+    /// after both sync, both show 3 and nobody was told of a conflict.
+    @Test func twoOfflineCompletionsOnPhoneAndWatchMakeThree() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let (phone, watch) = try await Self.phoneAndWatch(world, server)
+            let today = LocalDate(Date(), in: TimeZone(identifier: "UTC") ?? .current)
+            let habit = try phone.store.save(Habit(name: "Read", habitType: .formation, goalCount: 1, goalUnit: "times",
+                                                   schedule: .daily, startDate: today.adding(days: -1)))
+            try phone.store.addProgress(habitId: habit.id, date: today, goalCount: 1)
+            #expect(try await phone.sync().pushed.applied == 2)
+            _ = try await watch.sync()
+            #expect(try watch.store.progress(habitId: habit.id, date: today)?.value.progressCount == 1)
+
+            try phone.store.addProgress(habitId: habit.id, date: today, goalCount: 1)
+            try watch.store.addProgress(habitId: habit.id, date: today, goalCount: 1)
+            let watchSync = try await watch.sync()
+            let phoneSync = try await phone.sync()
+            _ = try await watch.sync()
+            #expect(watchSync.pushed.conflicts.isEmpty && phoneSync.pushed.conflicts.isEmpty)
+            for device in [phone, watch] {
+                #expect(try device.store.progress(habitId: habit.id, date: today)?.value.progressCount == 3)
+                #expect(try device.store.pendingCount() == 0)
+            }
+            #expect(try await world.count("daily_progress", where: "progress_count = 3") == 1)
+        }
+    }
 }

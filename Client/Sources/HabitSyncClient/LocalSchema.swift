@@ -62,6 +62,15 @@ enum LocalSchema {
                 ALTER TABLE records ADD COLUMN awaiting_resync INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        migrator.registerMigration("v3 progress increments") { db in
+            try db.execute(sql: """
+                -- A dailyProgress record's count change not yet in a batch: what the user added
+                -- (negative: took away) since the server last acknowledged it, sent as the
+                -- change's increment. NULL: the count is sent as an absolute value (a set), or
+                -- the record is not a progress record with a pending edit.
+                ALTER TABLE records ADD COLUMN pending_increment INTEGER;
+                """)
+        }
         return migrator
     }
 
@@ -95,6 +104,15 @@ enum LocalSchema {
             updated_by = excluded.updated_by, sync_status = 'pending', failure_code = NULL, failure_field = NULL, failure_message = NULL,
             awaiting_resync = 0
         """
+
+    /// Records a count change of a progress record being edited (`isPendingSet`: it already
+    /// waits to be sent as an absolute value, which this change then joins).
+    static let addPendingIncrement = """
+        UPDATE records SET pending_increment = CASE WHEN ? THEN NULL ELSE coalesce(pending_increment, 0) + ? END
+        WHERE collection = ? AND id = ?
+        """
+
+    static let clearPendingIncrement = "UPDATE records SET pending_increment = NULL WHERE collection = ? AND id = ?"
 
     static let enqueue = """
         INSERT INTO outbox (collection, id, sequence) VALUES (?, ?, ?)

@@ -59,7 +59,10 @@ extension LocalStore {
             .max { ($0.record.updatedAt, $0.record.updatedBy) < ($1.record.updatedAt, $1.record.updatedBy) }
     }
 
-    /// Adds `amount` to a habit's progress of `date` (a new record for the day if it has none).
+    /// Adds `amount` (negative: takes away) to a habit's progress of `date` (a new record for
+    /// the day if it has none). Sent as an increment: the server adds it to what the user's
+    /// other devices added meanwhile, so a completion on the phone and one on the watch, both
+    /// offline, make two. The count never goes below 0 here.
     @discardableResult
     public func addProgress(habitId: UUID, date: LocalDate, amount: Int = 1, goalCount: Int) throws -> Stored<DailyProgress> {
         if let current = try progress(habitId: habitId, date: date) {
@@ -68,5 +71,17 @@ extension LocalStore {
             return try save(value, id: current.id)
         }
         return try save(DailyProgress(habitId: habitId, date: date, progressCount: max(0, amount), goalCount: goalCount))
+    }
+
+    /// Sets a habit's progress of `date` to `count`, as an absolute value ("I did 5 today, not
+    /// 3"): on the server the latest set wins, and additions made after it (by their device's
+    /// time) still add on top; additions made before it are taken to be in it.
+    @discardableResult
+    public func setProgress(habitId: UUID, date: LocalDate, count: Int, goalCount: Int) throws -> Stored<DailyProgress> {
+        let current = try progress(habitId: habitId, date: date)
+        var progress = current?.value ?? DailyProgress(habitId: habitId, date: date, progressCount: count, goalCount: goalCount)
+        progress.progressCount = count
+        let record = try save(.dailyProgress, id: current?.id ?? UUID(), fields: try ModelCoding.fields(progress), settingCount: true)
+        return try Stored(record) ?? { throw LocalStoreError.corruptRow }()
     }
 }

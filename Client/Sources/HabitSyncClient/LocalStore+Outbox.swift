@@ -15,13 +15,14 @@ extension LocalStore {
                 return OutgoingBatch(batchID: id, body: row["body"], changeCount: count)
             }
             let entries = try Row.fetchAll(db, sql: """
-                SELECT o.collection, o.id, o.sequence, r.record, r.updated_at_ms
+                SELECT o.collection, o.id, o.sequence, r.record, r.updated_at_ms, r.pending_increment
                 FROM outbox o JOIN records r ON r.collection = o.collection AND r.id = o.id
                 ORDER BY o.sequence LIMIT ?
                 """, arguments: [maximumChanges])
             guard !entries.isEmpty else { return nil }
             let batchID = UUID()
             var changes: [JSONValue] = []
+            var carriesIncrements = false
             for entry in entries {
                 let recordText: String? = entry["record"]
                 var change: [String: JSONValue] = [
@@ -30,13 +31,23 @@ extension LocalStore {
                     "updatedAt": .string(WireTime.format(Date(timeIntervalSince1970: Double(entry["updated_at_ms"] as Int64) / 1000))),
                 ]
                 if let recordText { change["record"] = try JSONParser.parse(bytes: Array(recordText.utf8)) }
+                if recordText != nil, let increment = entry["pending_increment"] as Int? {
+                    change["increment"] = .number(Double(increment))
+                    carriesIncrements = true
+                }
                 changes.append(.object(change))
             }
-            let body = Data(JSONValue.object(["batchId": .string(Self.key(batchID)), "changes": .array(changes)]).jsonText.utf8)
+            var envelope: [String: JSONValue] = ["batchId": .string(Self.key(batchID)), "changes": .array(changes)]
+            // Protocol 2 only when needed: a batch without increments is the same for every server.
+            if carriesIncrements { envelope["protocolVersion"] = .number(2) }
+            let body = Data(JSONValue.object(envelope).jsonText.utf8)
             try db.execute(sql: "INSERT INTO pending_batch (batch_id, body) VALUES (?, ?)", arguments: [Self.key(batchID), body])
             for (position, entry) in entries.enumerated() {
                 try db.execute(sql: "INSERT INTO pending_batch_entries (batch_id, position, collection, id, sequence) VALUES (?, ?, ?, ?, ?)",
                                arguments: [Self.key(batchID), position, entry["collection"], entry["id"], entry["sequence"]])
+                // The batch carries the increment now; what the user adds meanwhile counts from 0.
+                try db.execute(sql: "UPDATE records SET pending_increment = 0 WHERE collection = ? AND id = ? AND pending_increment IS NOT NULL",
+                               arguments: [entry["collection"], entry["id"]])
             }
             return OutgoingBatch(batchID: batchID, body: body, changeCount: entries.count)
         }
@@ -79,9 +90,10 @@ extension LocalStore {
                     status == "applied" ? (report.applied += 1) : (report.unchanged += 1)
                     try db.execute(sql: """
                         UPDATE records SET server_version = coalesce(?, server_version), last_synced_at_ms = ?,
-                            sync_status = CASE WHEN ? THEN sync_status ELSE 'synced' END
+                            sync_status = CASE WHEN ? THEN sync_status ELSE 'synced' END,
+                            pending_increment = CASE WHEN ? THEN pending_increment END
                         WHERE collection = ? AND id = ?
-                        """, arguments: [serverVersion, syncedAt, editedSince, collection.rawValue, Self.key(id)])
+                        """, arguments: [serverVersion, syncedAt, editedSince, editedSince, collection.rawValue, Self.key(id)])
                 case "superseded":
                     guard case .object(let current)? = result["current"], let winner = ServerChange(current) else { throw SyncProtocolError.malformedResponse }
                     report.conflicts.append(.init(collection: collection, id: id, winnerUpdatedAt: winner.updatedAt, winnerUpdatedBy: winner.updatedBy))
@@ -98,7 +110,7 @@ extension LocalStore {
                     report.rejected.append(.init(collection: collection, id: id, failure: failure))
                     if !editedSince {
                         try db.execute(sql: """
-                            UPDATE records SET sync_status = 'failed', failure_code = ?, failure_field = ?, failure_message = ?
+                            UPDATE records SET sync_status = 'failed', failure_code = ?, failure_field = ?, failure_message = ?, pending_increment = NULL
                             WHERE collection = ? AND id = ?
                             """, arguments: [code, field, message, collection.rawValue, Self.key(id)])
                     }
@@ -122,7 +134,7 @@ extension LocalStore {
             ON CONFLICT (collection, id) DO UPDATE SET record = excluded.record, updated_at_ms = excluded.updated_at_ms,
                 updated_by = excluded.updated_by, sync_status = 'synced', last_synced_at_ms = excluded.last_synced_at_ms,
                 server_version = excluded.server_version, failure_code = NULL, failure_field = NULL, failure_message = NULL,
-                awaiting_resync = 0
+                awaiting_resync = 0, pending_increment = NULL
             """, arguments: [change.collection.rawValue, key(change.id), change.recordJSON, WireTime.milliseconds(change.updatedAt),
                              change.updatedBy, syncedAt, change.serverVersion])
     }

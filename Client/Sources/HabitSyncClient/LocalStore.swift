@@ -44,8 +44,13 @@ public final class LocalStore: Sendable {
 
     /// Validates `fields` as a record of `collection` and saves it as a pending edit.
     /// Throws `ChangeRejection` (the server's codes and fields) or `LocalStoreError`.
+    ///
+    /// A `dailyProgress` record's count is sent as what changed: the difference to the count
+    /// the record had (0 for a new record), added on the server to what other devices added
+    /// meanwhile. With `settingCount` it is sent as an absolute value instead, which replaces
+    /// the count (last writer wins; additions made after it still add on top).
     @discardableResult
-    public func save(_ collection: SyncCollection, id: UUID = UUID(), fields: [String: JSONValue]) throws -> LocalRecord {
+    public func save(_ collection: SyncCollection, id: UUID = UUID(), fields: [String: JSONValue], settingCount: Bool = false) throws -> LocalRecord {
         if collection.kind == .derived { throw LocalStoreError.derivedCollection }
         _ = try ValidatedRecord.validate(collection, fields, context: .standalone(now: now()))
         let json = JSONValue.object(fields).jsonText
@@ -56,7 +61,11 @@ public final class LocalStore: Sendable {
                 guard existing.recordJSON == json else { throw LocalStoreError.immutableRecord }
                 return existing
             }
-            try self.writeLocalEdit(db, collection, id, json: json)
+            var countChange = CountChange.none
+            if collection == .dailyProgress {
+                countChange = settingCount ? .set : .add(Self.count(fields) - (try Self.fetch(db, collection, id)?.fields.map(Self.count) ?? 0))
+            }
+            try self.writeLocalEdit(db, collection, id, json: json, countChange: countChange)
             return try Self.fetch(db, collection, id) ?? { throw LocalStoreError.corruptRow }()
         }
     }
@@ -79,11 +88,37 @@ public final class LocalStore: Sendable {
         }
     }
 
-    private func writeLocalEdit(_ db: Database, _ collection: SyncCollection, _ id: UUID, json: String?) throws {
+    /// How an edit changes a progress record's count, for the next batch.
+    enum CountChange {
+        /// Not a count (another collection, a delete): the record is sent whole.
+        case none
+        /// An absolute value.
+        case set
+        /// An increment (or decrement).
+        case add(Int)
+    }
+
+    static func count(_ fields: [String: JSONValue]) -> Int {
+        guard case .number(let value)? = fields["progressCount"], value.isFinite, abs(value) < 1e15 else { return 0 }
+        return Int(value)
+    }
+
+    private func writeLocalEdit(_ db: Database, _ collection: SyncCollection, _ id: UUID, json: String?, countChange: CountChange = .none) throws {
         let updatedAt = SyncClock.nextUpdatedAt(now: now(), newestSeen: try LocalSchema.newestSeen(db))
+        // Whether the record waits to be sent as a set: an addition then joins that set.
+        let pendingSet = try Bool.fetchOne(db, sql: """
+            SELECT EXISTS (SELECT 1 FROM outbox o JOIN records r ON r.collection = o.collection AND r.id = o.id
+                           WHERE o.collection = ? AND o.id = ? AND r.pending_increment IS NULL)
+            """, arguments: [collection.rawValue, Self.key(id)]) ?? false
         try db.execute(sql: LocalSchema.upsertLocalEdit, arguments: [
             collection.rawValue, Self.key(id), json, WireTime.milliseconds(updatedAt), deviceID,
         ])
+        switch countChange {
+        case .none, .set:
+            try db.execute(sql: LocalSchema.clearPendingIncrement, arguments: [collection.rawValue, Self.key(id)])
+        case .add(let delta):
+            try db.execute(sql: LocalSchema.addPendingIncrement, arguments: [pendingSet, delta, collection.rawValue, Self.key(id)])
+        }
         try LocalSchema.noteSeen(db, updatedAt)
         try db.execute(sql: LocalSchema.enqueue, arguments: [collection.rawValue, Self.key(id), try LocalSchema.nextSequence(db)])
     }
