@@ -1,4 +1,5 @@
 import Foundation
+import LibPQClient
 import HabitSyncClient
 import HabitSyncDomain
 import HabitSyncStore
@@ -28,6 +29,7 @@ struct ConvergenceRun {
         var serverRestarts = 0, purges = 0, tombstonesPurged = 0, batchesPurged = 0
         var network = FaultInjectingTransport.Counts()
         var recordsCompared = 0
+        var countedDays = 0, countedAdditions = 0
 
         var description: String {
             let ops = operations.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
@@ -38,7 +40,7 @@ struct ConvergenceRun {
                 answers: applied \(applied), unchanged \(unchanged), superseded (conflicts) \(superseded), rejected \(rejected) (\(codes)), re-keyed \(rekeyed)
                 server restarts \(serverRestarts), purges \(purges) (tombstones \(tombstonesPurged), batches \(batchesPurged))
                 network: requests \(network.requests), dropped requests \(network.droppedRequests), dropped responses \(network.droppedResponses), duplicated \(network.duplicated), delayed \(network.delayed)
-                records compared after the final sync \(recordsCompared)
+                records compared after the final sync \(recordsCompared); days counted \(countedDays) (from \(countedAdditions) acknowledged increments)
                 """
         }
     }
@@ -152,6 +154,11 @@ struct ConvergenceRun {
             for device in userDevices {
                 totals.recordsCompared += try await check(device, against: auditor, world: world, user: "user-\(user)")
             }
+            let counting = CountingCheck(transport.answeredPushes, devices: Set(userDevices.map(\.name)))
+            totals.countedDays += try await world.database.withPool(size: 1) { pool in
+                try await pool.withConnection { try await counting.check($0, tenant: world.tenant, user: "user-\(user)") }
+            }
+            totals.countedAdditions += counting.additions
             let (incremental, full) = try await world.database.withPool(size: 1) {
                 try await DerivedStateAudit(pool: $0).compare(tenant: world.tenant, user: "user-\(user)")
             }

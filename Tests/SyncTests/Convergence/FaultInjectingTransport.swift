@@ -18,10 +18,19 @@ final class FaultInjectingTransport: SyncTransport {
         var delayed = 0
     }
 
+    /// A push the server answered 200: what was sent and what the server said (the device may
+    /// never have seen the answer).
+    struct AnsweredPush: Sendable {
+        let device: String
+        let body: Data
+        let response: Data
+    }
+
     struct State: Sendable {
         var server: URL?
         var faultsOn = true
         var counts = Counts()
+        var answeredPushes: [AnsweredPush] = []
     }
 
     private let state = Mutex(State())
@@ -30,6 +39,7 @@ final class FaultInjectingTransport: SyncTransport {
     let dropRequest = 0.05, dropResponse = 0.05, duplicate = 0.05, delay = 0.10
 
     var counts: Counts { state.withLock { $0.counts } }
+    var answeredPushes: [AnsweredPush] { state.withLock { $0.answeredPushes } }
 
     func route(to server: URL) { state.withLock { $0.server = server } }
 
@@ -68,18 +78,28 @@ final class FaultInjectingTransport: SyncTransport {
         if delayed { try await Task.sleep(for: .milliseconds(Int.random(in: 1...40))) }
         switch fault {
         case .none:
-            return try await inner.send(routed)
+            return try await recorded(routed)
         case .dropRequest:
             throw URLError(.networkConnectionLost)
         case .dropResponse:
-            _ = try await inner.send(routed)
+            _ = try await recorded(routed)
             throw URLError(.networkConnectionLost)
         case .duplicate:
             // Both copies reach the server; the device sees one answer.
-            async let first = inner.send(routed)
-            async let second = inner.send(routed)
+            async let first = recorded(routed)
+            async let second = recorded(routed)
             let answers = try await [first, second]
             return answers[Int.random(in: 0...1)]
         }
+    }
+
+    /// Sends, and keeps every push the server answered 200 (for the counting check).
+    private func recorded(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        let (data, response) = try await inner.send(request)
+        if response.statusCode == 200, request.url?.path.hasSuffix("sync/push") == true, let body = request.httpBody,
+           let device = request.value(forHTTPHeaderField: "X-Device-Id") {
+            state.withLock { $0.answeredPushes.append(AnsweredPush(device: device, body: body, response: data)) }
+        }
+        return (data, response)
     }
 }

@@ -92,7 +92,7 @@ actor SimulatedDevice {
     private func actOnce() {
         let operations: [(String, Int, () throws -> (SyncCollection, UUID)?)] = [
             ("create habit", 6, createHabit), ("edit habit", 5, editHabit), ("delete habit", 1, deleteHabit),
-            ("reminder", 4, editReminder), ("progress", 12, addProgress), ("skip", 2, skipDay), ("delete progress", 1, deleteProgress),
+            ("reminder", 4, editReminder), ("progress", 12, addProgress), ("set progress", 1, setProgress), ("skip", 2, skipDay), ("delete progress", 1, deleteProgress),
             ("xp", 4, addXP), ("achievement", 2, unlockAchievement), ("focus", 6, moveFocusSession),
             ("usage event", 6, addUsageEvent), ("selected app", 3, editSelectedApp), ("settings", 2, editSettings),
         ]
@@ -156,6 +156,11 @@ actor SimulatedDevice {
         guard let habit = try randomLive(Habit.self) else { return nil }
         let amount = Int.random(in: 0..<5) == 0 ? -1 : 1
         return (.dailyProgress, try store.addProgress(habitId: habit.id, date: randomDay(), amount: amount, goalCount: habit.value.goalCount).id)
+    }
+
+    private func setProgress() throws -> (SyncCollection, UUID)? {
+        guard let habit = try randomLive(Habit.self) else { return nil }
+        return (.dailyProgress, try store.setProgress(habitId: habit.id, date: randomDay(), count: Int.random(in: 0...4), goalCount: habit.value.goalCount).id)
     }
 
     private func skipDay() throws -> (SyncCollection, UUID)? {
