@@ -168,4 +168,35 @@ import TestSupport
             #expect(try await Self.day(phone)?["progressCount"] as? Int == 1)
         }
     }
+
+    /// Swift's range for `increment` and the additions table's CHECK agree: every edge value is
+    /// either stored as sent or rejected by Swift naming the field, never refused by PostgreSQL.
+    @Test func incrementEdgeValuesAreStoredOrRejectedAlikeBySwiftAndPostgreSQL() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let phone = try await world.client(server, user: "ada", device: "phone")
+            let habit = try await Self.habit(phone)
+            let values = ValidationParityTests.edgeNumbers + [999, 1000, 1001, -999, -1000, -1001, 0.5, -0.0]
+            let changes = values.enumerated().map { index, value in
+                Self.addition(habit, at: 10, by: 1, date: LocalDate(dayNumber: 19_000 + index).description).merging(["increment": value]) { _, new in new }
+            }
+            let reply = try await phone.pushRaw(try Self.body(changes))
+            var stored = 0
+            for (index, value) in values.enumerated() {
+                let swift = Result {
+                    guard case .object(let fields) = try JSONParser.parse(try JSONSerialization.data(withJSONObject: changes[index])) else { throw ChangeRejection(.invalidField, "not an object") }
+                    return try PushChange.validate(fields, index: 0, context: .init(now: Date(), maximumSkew: 300, timeZones: .foundation, protocolVersion: 2))
+                }
+                switch swift {
+                case .success:
+                    #expect(reply.status(index) == "applied", "\(value): \(reply.result(index))")
+                    stored += 1
+                case .failure:
+                    #expect(reply.status(index) == "rejected" && reply.errorCode(index) == "invalid_field", "\(value)")
+                }
+            }
+            #expect(try await world.count("daily_progress_additions") == stored)
+            #expect(try await world.count("conflict_log", where: "error_code = 'refused_by_database'") == 0)
+        }
+    }
 }

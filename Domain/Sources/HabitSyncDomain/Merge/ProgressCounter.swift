@@ -8,9 +8,9 @@
 /// which operations arrive does not matter, so every replica that received the same operations
 /// holds the same count. `MergeModelTests` checks these properties.
 ///
-/// The model the store and the SDK are to follow; neither uses it yet: pushes are still settled
-/// whole-record by last writer wins (docs/data-model.md) until the wire format carries
-/// increments and per-field times.
+/// The store computes each day's count with it (`ProgressDayMerge` decides the latest set and
+/// lists a batch's additions; the store adds the additions it keeps), protocol 2's `increment`
+/// being an addition and a whole-record upsert or a delete a set (docs/protocol.md, "Counting").
 public struct ProgressCounter: Sendable, Equatable {
     public struct Addition: Sendable, Hashable {
         public let delta: Int
