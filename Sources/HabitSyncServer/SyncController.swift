@@ -61,6 +61,7 @@ struct SyncController: Sendable {
             context.logger.warning("push stored with changes the database refused", metadata: [
                 "rejected": .stringConvertible(tally.counts.values.reduce(0) { $0 + ($1["rejected"] ?? 0) }),
                 "skipped_steps": .string(tally.skippedSteps.joined(separator: "; ")),
+                "refusals": .string(tally.refusals.joined(separator: "; ")),
             ])
         }
         switch outcome {

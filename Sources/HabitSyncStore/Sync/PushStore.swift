@@ -39,6 +39,9 @@ public struct PushStore: Sendable {
     public struct Tally: Sendable, Equatable {
         public var counts: [String: [String: Int]] = [:]
         public var skippedSteps: [String] = []
+        /// What PostgreSQL refused, per refused change: its collection, SQLSTATE, constraint and
+        /// column (never values), for the log.
+        public var refusals: [String] = []
         /// Whether the batch took the slow path (a change PostgreSQL refused).
         public var isolatedRefusals = false
     }

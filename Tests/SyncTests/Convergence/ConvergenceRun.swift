@@ -30,6 +30,10 @@ struct ConvergenceRun {
         var network = FaultInjectingTransport.Counts()
         var recordsCompared = 0
         var countedDays = 0, countedAdditions = 0
+        /// Changes PostgreSQL refused after Swift had accepted them (`refused_by_database`, as
+        /// the conflict log keeps them): a disagreement between the two, reported, not failed,
+        /// since a device may never have seen that answer.
+        var refusedByDatabase: [String] = []
 
         var description: String {
             let ops = operations.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
@@ -41,6 +45,7 @@ struct ConvergenceRun {
                 server restarts \(serverRestarts), purges \(purges) (tombstones \(tombstonesPurged), batches \(batchesPurged))
                 network: requests \(network.requests), dropped requests \(network.droppedRequests), dropped responses \(network.droppedResponses), duplicated \(network.duplicated), delayed \(network.delayed)
                 records compared after the final sync \(recordsCompared); days counted \(countedDays) (from \(countedAdditions) acknowledged increments)
+                refused by the database \(refusedByDatabase.count)\(refusedByDatabase.isEmpty ? "" : ": " + refusedByDatabase.joined(separator: "; "))
                 """
         }
     }
@@ -159,6 +164,14 @@ struct ConvergenceRun {
                 try await pool.withConnection { try await counting.check($0, tenant: world.tenant, user: "user-\(user)") }
             }
             totals.countedAdditions += counting.additions
+            totals.refusedByDatabase += try await world.database.withPool(size: 1) { pool in
+                try await pool.withConnection { connection in
+                    try await connection.query("""
+                        SELECT collection || ' ' || op || ': ' || error_message AS refusal FROM conflict_log
+                        WHERE tenant_id = \(world.tenant) AND user_id = \("user-\(user)") AND error_code = 'refused_by_database'
+                        """).rows.map { try $0.decode("refusal", as: String.self) }
+                }
+            }
             let (incremental, full) = try await world.database.withPool(size: 1) {
                 try await DerivedStateAudit(pool: $0).compare(tenant: world.tenant, user: "user-\(user)")
             }
