@@ -75,7 +75,11 @@ struct ChangeGenerator {
             "updatedAt": chance(90, &random) ? WireTime.format(now.addingTimeInterval(Double(random.next() % 600) - 300)) : pick(FuzzCorpus.times(now: now), &random),
         ]
         if !deleting { change["record"] = record }
-        if chance(3, &random) { change[pick(["collection", "op", "id", "updatedAt", "record", "extra"], &random)] = hostileValue(&random) }
+        // Protocol 2's increment: mostly on progress, mostly plausible, sometimes anything anywhere.
+        if collection == "dailyProgress" && chance(40, &random) || chance(2, &random) {
+            change["increment"] = chance(80, &random) ? pick([1, 1, 2, -1, 0, 1000, -1000, 1001], &random) : hostileValue(&random)
+        }
+        if chance(3, &random) { change[pick(["collection", "op", "id", "updatedAt", "record", "increment", "extra"], &random)] = hostileValue(&random) }
         return change
     }
 
@@ -89,7 +93,10 @@ struct ChangeGenerator {
         }
         var changes = (0..<(1 + Int(random.next() % 40))).map { _ in change(&random) }
         if chance(15, &random), let first = changes.first { changes.append(first) }
-        let envelope: [String: Any] = ["batchId": UUID.random(using: &random).uuidString, "changes": changes]
+        var envelope: [String: Any] = ["batchId": UUID.random(using: &random).uuidString, "changes": changes]
+        // Usually protocol 2 (so increments apply), sometimes none (they are rejected), rarely
+        // a version no server speaks (the whole batch is a 400).
+        if chance(70, &random) { envelope["protocolVersion"] = 2 } else if chance(5, &random) { envelope["protocolVersion"] = hostileValue(&random) }
         return ((try? JSONSerialization.data(withJSONObject: envelope)) ?? Data("{}".utf8), true)
     }
 
