@@ -1,4 +1,4 @@
--- A day's progress merges as a counter (docs/protocol.md, "How records merge"): devices send
+-- A day's progress merges as a counter (docs/protocol.md, "Counting"): devices send
 -- what they added (`increment`, protocol 2) and the server adds concurrent additions instead
 -- of keeping one device's count. progress_count stays the one merged count analysts read; it is
 --
