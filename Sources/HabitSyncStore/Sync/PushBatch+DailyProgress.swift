@@ -32,7 +32,9 @@ extension PushBatch {
 
     /// Writes the days: every column as the fold decided (`take_fields` false keeps the stored
     /// record fields, a NULL `timestamps` the stored ones). Unconditional: the push holds the
-    /// user's lock, under which the days were read.
+    /// user's lock, under which the days were read. `RETURNING`, though nobody reads it: without
+    /// it Citus writes an `INSERT … SELECT` with `COPY`, which row-level security refuses (here
+    /// and in `writeAdditions`).
     static func writeProgressDays(tenant: UUID, user: String, _ days: ProgressDayWrites) -> PGQuery {
         let kept: [PGFragment] = ["habit_id", "date", "goal_count", "difficulty", "skip_reason", "skip_note"]
         let assignments = kept.map { "\($0) = CASE WHEN i.take_fields THEN i.\($0) ELSE h.\($0) END" as PGFragment }.joined(separator: ", ")
@@ -67,6 +69,7 @@ extension PushBatch {
                    CASE WHEN i.deleted THEN i.now END
             FROM input i
             WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.id = i.id)
+            RETURNING id
             """
     }
 
@@ -86,6 +89,7 @@ extension PushBatch {
         FROM unnest(\(added.days)::uuid[], \(added.madeAt)::timestamptz[], \(added.index)::int4[], \(added.delta)::int4[])
              AS k(id, made_at, change_index, delta)
         ON CONFLICT DO NOTHING
+        RETURNING progress_id
         """
     }
 
