@@ -112,6 +112,12 @@ enum LocalSchema {
         WHERE collection = ? AND id = ?
         """
 
+    static let resetIncrementsInBatch = """
+        UPDATE records SET pending_increment = 0
+        WHERE pending_increment IS NOT NULL
+          AND EXISTS (SELECT 1 FROM pending_batch_entries e WHERE e.batch_id = ? AND e.collection = records.collection AND e.id = records.id)
+        """
+
     static let clearPendingIncrement = "UPDATE records SET pending_increment = NULL WHERE collection = ? AND id = ?"
 
     static let enqueue = """

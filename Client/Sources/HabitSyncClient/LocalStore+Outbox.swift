@@ -45,10 +45,9 @@ extension LocalStore {
             for (position, entry) in entries.enumerated() {
                 try db.execute(sql: "INSERT INTO pending_batch_entries (batch_id, position, collection, id, sequence) VALUES (?, ?, ?, ?, ?)",
                                arguments: [Self.key(batchID), position, entry["collection"], entry["id"], entry["sequence"]])
-                // The batch carries the increment now; what the user adds meanwhile counts from 0.
-                try db.execute(sql: "UPDATE records SET pending_increment = 0 WHERE collection = ? AND id = ? AND pending_increment IS NOT NULL",
-                               arguments: [entry["collection"], entry["id"]])
             }
+            // The batch carries the increments now; what the user adds meanwhile counts from 0.
+            if carriesIncrements { try db.execute(sql: LocalSchema.resetIncrementsInBatch, arguments: [Self.key(batchID)]) }
             return OutgoingBatch(batchID: batchID, body: body, changeCount: entries.count)
         }
     }

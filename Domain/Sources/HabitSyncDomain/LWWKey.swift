@@ -11,6 +11,9 @@ public struct LWWKey: Sendable, Hashable, Comparable {
         self.deviceID = deviceID
     }
 
+    /// The time half as a `Date`, to the millisecond.
+    public var updatedAt: Date { Date(timeIntervalSince1970: Double(updatedAtMilliseconds) / 1000) }
+
     public static func < (lhs: LWWKey, rhs: LWWKey) -> Bool {
         if lhs.updatedAtMilliseconds != rhs.updatedAtMilliseconds { return lhs.updatedAtMilliseconds < rhs.updatedAtMilliseconds }
         return Array(lhs.deviceID.utf8).lexicographicallyPrecedes(Array(rhs.deviceID.utf8))

@@ -22,7 +22,7 @@ extension PushBatch {
         var toInsert: [PushChange] = []
         for change in changes {
             if let row = existing[change.id.uuidString.lowercased()] {
-                if same.contains(change.index) { unchanged(change, stored: row) } else {
+                if same.contains(change.index) { unchanged(change, version: row.serverVersion) } else {
                     reject(change.index, ChangeRejection(.immutableRecord, field: "record", "\(table.collection.rawValue) \(change.id.uuidString.lowercased()) already exists with other content; append a new record instead"))
                 }
             } else if contradictingIndices.contains(change.index) {
@@ -103,7 +103,7 @@ extension PushBatch {
         let same = try await storedAsSent(.achievements, notWritten, key: "achievement_id")
         for (change, _) in notWritten {
             guard let row = stored[achievementID(change)] else { continue }
-            if same.contains(change.index) { unchanged(change, stored: row, canonical: row.id) } else { superseded(change, by: row) }
+            if same.contains(change.index) { unchanged(change, version: row.serverVersion, canonical: row.id) } else { superseded(change, by: row) }
         }
     }
 }

@@ -192,12 +192,12 @@ extension PushBatch {
                               timestamps: merge.timestamps, count: min(counter.count, Int(Int32.max)), setting: merge.countSetting)
                 if let setting = merge.countSetting, (day?.additions ?? []).contains(where: { !(setting.at < $0.addition.at) }) {
                     covered.days.append(target)
-                    covered.setAt.append(Date(timeIntervalSince1970: Double(setting.at.updatedAtMilliseconds) / 1000))
+                    covered.setAt.append(setting.at.updatedAt)
                     covered.setBy.append(setting.at.deviceID)
                 }
                 for (index, addition) in merge.additions where merge.countSetting.map({ $0.at < addition.at }) ?? true {
                     added.days.append(target)
-                    added.madeAt.append(Date(timeIntervalSince1970: Double(addition.at.updatedAtMilliseconds) / 1000))
+                    added.madeAt.append(addition.at.updatedAt)
                     added.index.append(index)
                     added.delta.append(addition.delta)
                 }
@@ -221,10 +221,7 @@ extension PushBatch {
             case .applied:
                 applied(change, version: version ?? 0, canonical: target)
             case .unchanged:
-                var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .unchanged, serverVersion: version)
-                if target != change.id { result.canonicalId = target }
-                result.clamped = change.clamped
-                record(result, collection: change.collection.rawValue)
+                unchanged(change, version: version, canonical: target)
             case .superseded:
                 guard let row = current[target.uuidString.lowercased()] else {
                     reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
@@ -261,7 +258,7 @@ struct ProgressDayWrites {
                          setting: ProgressCounter.Setting?) {
         self.id.append(id)
         self.version.append(version)
-        updatedAt.append(Date(timeIntervalSince1970: Double(key.updatedAtMilliseconds) / 1000))
+        updatedAt.append(key.updatedAt)
         updatedBy.append(key.deviceID)
         self.deleted.append(deleted)
         takeFields.append(fields != nil)
@@ -274,7 +271,7 @@ struct ProgressDayWrites {
         skipNote.append(fields?.skipNote)
         progressCount.append(count)
         setValue.append(setting?.value ?? 0)
-        setAt.append(setting.map { Date(timeIntervalSince1970: Double($0.at.updatedAtMilliseconds) / 1000) })
+        setAt.append(setting?.at.updatedAt)
         setBy.append(setting?.at.deviceID ?? "")
     }
 }

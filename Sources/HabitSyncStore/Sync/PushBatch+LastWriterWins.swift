@@ -79,7 +79,7 @@ extension PushBatch {
         let same = try await storedAsSent(table, sameKeyed, keyedByUser: keyedByUser)
         for (change, key) in sameKeyed {
             guard let row = stored[key.uuidString.lowercased()] else { continue }
-            if same.contains(change.index) { unchanged(change, stored: row, canonical: key) } else { superseded(change, by: row) }
+            if same.contains(change.index) { unchanged(change, version: row.serverVersion, canonical: key) } else { superseded(change, by: row) }
         }
     }
 

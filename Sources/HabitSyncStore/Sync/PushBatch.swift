@@ -138,8 +138,8 @@ final class PushBatch {
         record(result, collection: change.collection.rawValue)
     }
 
-    func unchanged(_ change: PushChange, stored: StoredRow, canonical: UUID? = nil) {
-        var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .unchanged, serverVersion: stored.serverVersion)
+    func unchanged(_ change: PushChange, version: Int64?, canonical: UUID? = nil) {
+        var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .unchanged, serverVersion: version)
         if let canonical, canonical != change.id { result.canonicalId = canonical }
         result.clamped = change.clamped
         record(result, collection: change.collection.rawValue)

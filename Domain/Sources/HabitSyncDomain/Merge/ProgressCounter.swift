@@ -37,6 +37,9 @@ public struct ProgressCounter: Sendable, Equatable {
             if a.at != b.at { return a.at < b.at ? b : a }
             return a.value >= b.value ? a : b
         }
+
+        /// Whether this setting replaces `stored` (is `later` of the two and not the same).
+        func replaces(_ stored: Setting) -> Bool { Setting.later(stored, self) == self && stored != self }
     }
 
     public enum Operation: Sendable, Hashable {

@@ -113,7 +113,7 @@ public struct ProgressDayMerge: Sendable {
         }
         // A set: the count part against the latest set, the fields against the record's key.
         let setting = ProgressCounter.Setting(value: record.progressCount, at: change.key)
-        let countWins = countSetting.map { ProgressCounter.Setting.later($0, setting) == setting && $0 != setting } ?? true
+        let countWins = countSetting.map(setting.replaces) ?? true
         let same = !fieldsWin && key == change.key && !deleted && countSetting == setting
             && Self.sameFields(record, currentRecord) && Self.sameTimes(currentTimestamps, record.timestamps)
         if same {
@@ -141,7 +141,7 @@ public struct ProgressDayMerge: Sendable {
         // A delete sets the count to 0 at its time, whether or not the tombstone stands (a
         // later write may have brought the day back): additions made before it go with it.
         let zero = ProgressCounter.Setting(value: 0, at: change.key)
-        if countSetting.map({ ProgressCounter.Setting.later($0, zero) == zero && $0 != zero }) ?? true {
+        if countSetting.map(zero.replaces) ?? true {
             countSetting = zero
             changed = true
         }
