@@ -96,9 +96,17 @@ import TestSupport
             let storedAt = WireTime.parse(stored?["updatedAt"] as? String ?? "")
             #expect(storedAt.map { $0 < Date().addingTimeInterval(300) } == true, "clamped to the server clock")
 
-            // Every superseded change is in the conflict log.
+            // Every superseded change is in the conflict log. Where records merge field by field,
+            // by field: the two writes of the field that lost (3, 5); the upsert the delete beat
+            // (6) is logged whole.
             let logged = try await world.count("conflict_log", where: "outcome = 'superseded' AND collection = '\(testCase.collection)'")
             #expect(logged == 3)
+            if SyncCollection(rawValue: testCase.collection)?.mergesByField == true {
+                let byField = try await world.count("conflict_log", where: "collection = '\(testCase.collection)' AND field = '\(testCase.field)'")
+                #expect(byField == 2)
+                let toOtherDevice = try await world.count("conflict_log", where: "collection = '\(testCase.collection)' AND field IS NOT NULL AND incoming_updated_by = 'dev-A' AND winning_updated_by = 'dev-B'")
+                #expect(toOtherDevice == 1)
+            }
         }
     }
 }

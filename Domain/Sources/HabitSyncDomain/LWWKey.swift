@@ -11,6 +11,14 @@ public struct LWWKey: Sendable, Hashable, Comparable {
         self.deviceID = deviceID
     }
 
+    private init(milliseconds: Int64, deviceID: String) {
+        self.updatedAtMilliseconds = milliseconds
+        self.deviceID = deviceID
+    }
+
+    /// Before every write: the key of a field nobody has set (a default).
+    public static let never = LWWKey(milliseconds: .min, deviceID: "")
+
     /// The time half as a `Date`, to the millisecond.
     public var updatedAt: Date { Date(timeIntervalSince1970: Double(updatedAtMilliseconds) / 1000) }
 

@@ -17,15 +17,20 @@ public struct PushChange: Sendable, Equatable {
     /// took away) since the state the server last acknowledged to it. The record's
     /// `progressCount` is then the device's view, not a value to store.
     public let increment: Int?
+    /// A record that merges field by field (`SyncCollection.mergesByField`) under protocol 2:
+    /// the time of each field that changed before `updatedAt` (after the same clamp). Then
+    /// `record` is nil and `rawRecord` holds the fields sent, which need not be a whole record:
+    /// they are validated with the stored ones (`FieldMergedRecord`).
+    public let fieldTimes: [String: Date]
 
     public static let changeFields: Set<String> = ["collection", "op", "id", "updatedAt", "record"]
     /// The fields a change may carry under protocol 2.
-    public static let changeFieldsV2: Set<String> = changeFields.union(["increment"])
+    public static let changeFieldsV2: Set<String> = changeFields.union(["increment", "fieldTimes"])
     /// How far one change may move a day's count.
     public static let incrementRange = -1000...1000
 
     public init(index: Int, collection: SyncCollection, op: ChangeOperation, id: UUID, updatedAt: Date, clamped: Bool,
-                record: ValidatedRecord?, rawRecord: [String: JSONValue]?, increment: Int? = nil) {
+                record: ValidatedRecord?, rawRecord: [String: JSONValue]?, increment: Int? = nil, fieldTimes: [String: Date] = [:]) {
         self.index = index
         self.collection = collection
         self.op = op
@@ -35,7 +40,12 @@ public struct PushChange: Sendable, Equatable {
         self.record = record
         self.rawRecord = rawRecord
         self.increment = increment
+        self.fieldTimes = fieldTimes
     }
+
+    /// Whether the record is a set of changed fields to merge in the store (protocol 2) rather
+    /// than a whole record validated already.
+    public var carriesFields: Bool { op == .upsert && record == nil && rawRecord != nil }
 
     /// Validates change `index` of a batch. `updatedAt` more than `context.maximumSkew` ahead of
     /// `context.now` is clamped to `now`, so a device with a wrong clock cannot win every future conflict.
@@ -44,7 +54,7 @@ public struct PushChange: Sendable, Equatable {
         if let unknown = fields.keys.filter({ !allowed.contains($0) }).sorted().first {
             let name = TextRules.quoted(unknown)
             let hint = unknown == "increment" ? "; increment needs \"protocolVersion\": 2 in the push" : ""
-            throw ChangeRejection(.unknownField, field: name, "\(name) is not a field of a change (collection, op, id, updatedAt, record\(context.protocolVersion >= 2 ? ", increment" : ""))\(hint)")
+            throw ChangeRejection(.unknownField, field: name, "\(name) is not a field of a change (collection, op, id, updatedAt, record\(context.protocolVersion >= 2 ? ", increment, fieldTimes" : ""))\(hint)")
         }
         guard case .string(let collectionName)? = fields["collection"] else {
             throw ChangeRejection(.invalidField, field: "collection", "collection must be a string")
@@ -78,7 +88,14 @@ public struct PushChange: Sendable, Equatable {
             }
             increment = Int(number)
         }
+        if fields["fieldTimes"] != nil, !(collection.mergesByField && op == .upsert) {
+            throw ChangeRejection(.invalidField, field: "fieldTimes", "only an upsert of habits, reminders, selectedApps or userSettings carries fieldTimes")
+        }
         switch (op, fields["record"]) {
+        case (.upsert, .object(let record)?) where collection.mergesByField && context.protocolVersion >= 2:
+            let times = try fieldTimes(fields["fieldTimes"], record: record, sentAt: sentAt, updatedAt: updatedAt)
+            return PushChange(index: index, collection: collection, op: op, id: id, updatedAt: updatedAt, clamped: clamped,
+                              record: nil, rawRecord: record, fieldTimes: times)
         case (.upsert, .object(let record)?):
             return PushChange(index: index, collection: collection, op: op, id: id, updatedAt: updatedAt, clamped: clamped,
                               record: try ValidatedRecord.validate(collection, record, context: context), rawRecord: record, increment: increment)
@@ -92,5 +109,29 @@ public struct PushChange: Sendable, Equatable {
         case (.delete, _):
             throw ChangeRejection(.invalidField, field: "record", "a delete carries no record")
         }
+    }
+
+    /// The `fieldTimes` of a change: one RFC 3339 time per field of `record`, none later than
+    /// the change's `updatedAt` as sent; clamped with it.
+    static func fieldTimes(_ value: JSONValue?, record: [String: JSONValue], sentAt: Date, updatedAt: Date) throws(ChangeRejection) -> [String: Date] {
+        guard let value, value != .null else { return [:] }
+        guard case .object(let entries) = value else {
+            throw ChangeRejection(.invalidField, field: "fieldTimes", "fieldTimes must be an object of field names and RFC 3339 times")
+        }
+        var times: [String: Date] = [:]
+        for (field, time) in entries.sorted(by: { $0.key < $1.key }) {
+            let name = "fieldTimes.\(TextRules.quoted(field))"
+            guard record[field] != nil else {
+                throw ChangeRejection(.invalidField, field: name, "\(name) names a field the record does not carry")
+            }
+            guard case .string(let text) = time, let date = WireTime.parse(text, years: LocalDate.recordYears) else {
+                throw ChangeRejection(.invalidField, field: name, "\(name) must be an RFC 3339 timestamp with an offset in years \(LocalDate.recordYears.lowerBound)–\(LocalDate.recordYears.upperBound)")
+            }
+            guard WireTime.milliseconds(date) <= WireTime.milliseconds(sentAt) else {
+                throw ChangeRejection(.invalidField, field: name, "\(name) must not be later than updatedAt")
+            }
+            times[field] = min(date, updatedAt)
+        }
+        return times
     }
 }

@@ -33,6 +33,15 @@ public enum SyncCollection: String, Sendable, CaseIterable, Hashable {
         }
     }
 
+    /// Whether a write changes only the fields it carries, each settled by its own time
+    /// (`FieldMergedRecord`) instead of the whole record by the record's.
+    public var mergesByField: Bool {
+        switch self {
+        case .habits, .reminders, .selectedApps, .userSettings: true
+        default: false
+        }
+    }
+
     /// The SQL table.
     public var table: String {
         switch self {

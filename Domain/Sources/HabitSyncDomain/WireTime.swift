@@ -57,6 +57,10 @@ public enum WireTime {
         else { return nil }
         let days = LocalDate.daysFromCivil(year, month, day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+        // The instant's own year must fit too: the server stores and returns it in UTC
+        // (9999-12-31T23:59:59-23:59 is in year 10000 there), and what it returns must parse.
+        let utcDays = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        guard years.contains(LocalDate.civilFromDays(utcDays).year) else { return nil }
         // Round to the millisecond, as timestamptz(3) does.
         let millis = Int((Double(nanos) / 1_000_000).rounded())
         return Date(timeIntervalSince1970: Double(seconds) + Double(millis) / 1000)

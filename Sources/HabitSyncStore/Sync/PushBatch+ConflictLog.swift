@@ -15,6 +15,8 @@ extension PushBatch {
         var op: [String?] = []
         var payload: [String] = []
         var incomingUpdatedAt: [Date?] = []
+        var incomingUpdatedBy: [String?] = []
+        var field: [String?] = []
         var winningUpdatedAt: [Date?] = []
         var winningUpdatedBy: [String?] = []
     }
@@ -26,22 +28,27 @@ extension PushBatch {
         """
         INSERT INTO conflict_log (tenant_id, user_id, collection, record_id, outcome, error_code, error_field, error_message, op,
                                   incoming_payload, incoming_updated_at, incoming_updated_by, winning_updated_at, winning_updated_by,
-                                  device_id, batch_id)
+                                  device_id, batch_id, field)
         SELECT \(tenant), \(user), c.collection, c.record_id, c.outcome, c.error_code, c.error_field, c.error_message, c.op,
-               c.payload::jsonb, c.incoming_updated_at, \(device), c.winning_updated_at, c.winning_updated_by, \(device), \(batch)
+               c.payload::jsonb, c.incoming_updated_at, c.incoming_updated_by, c.winning_updated_at, c.winning_updated_by, \(device), \(batch), c.field
         FROM unnest(\(c.collection)::text[], \(c.recordID)::text[], \(c.outcome)::text[], \(c.errorCode)::text[], \(c.errorField)::text[],
                     \(c.errorMessage)::text[], \(c.op)::text[], \(c.payload)::text[], \(c.incomingUpdatedAt)::timestamptz[],
-                    \(c.winningUpdatedAt)::timestamptz[], \(c.winningUpdatedBy)::text[])
+                    \(c.incomingUpdatedBy)::text[], \(c.winningUpdatedAt)::timestamptz[], \(c.winningUpdatedBy)::text[], \(c.field)::text[])
              AS c(collection, record_id, outcome, error_code, error_field, error_message, op, payload, incoming_updated_at,
-                  winning_updated_at, winning_updated_by)
+                  incoming_updated_by, winning_updated_at, winning_updated_by, field)
         RETURNING id
         """
     }
 
-    /// Every superseded and rejected change, with its payload and both LWW keys: one statement.
+    /// Every superseded and rejected change, with its payload and both LWW keys, and every
+    /// field write that lost (`fieldLosses`): one statement. A superseded change whose fields
+    /// lost is logged by its fields instead.
     func logConflicts() async throws {
-        let losers = results.compactMap { $0 }.filter { $0.status == .superseded || $0.status == .rejected }
-        guard !losers.isEmpty else { return }
+        let loggedByField = Set(fieldLosses.map(\.index))
+        let losers = results.compactMap { $0 }.filter { result in
+            result.status == .rejected || (result.status == .superseded && !loggedByField.contains(result.index))
+        }
+        guard !losers.isEmpty || !fieldLosses.isEmpty else { return }
         func text(_ index: Int, _ field: String) -> String? {
             guard case .string(let value)? = raw[index][field] else { return nil }
             return TextRules.storable(value)
@@ -58,8 +65,25 @@ extension PushBatch {
             columns.op.append(text(loser.index, "op").flatMap { ChangeOperation(rawValue: $0)?.rawValue })
             columns.payload.append(JSONValue.object(raw[loser.index]).storable.jsonText)
             columns.incomingUpdatedAt.append(accepted[loser.index]?.updatedAt ?? text(loser.index, "updatedAt").flatMap { WireTime.parse($0, years: LocalDate.recordYears) })
+            columns.incomingUpdatedBy.append(device)
             columns.winningUpdatedAt.append(loser.winningKey?.updatedAt)
             columns.winningUpdatedBy.append(loser.winningKey?.updatedBy)
+            columns.field.append(nil)
+        }
+        for lost in fieldLosses {
+            columns.collection.append(lost.collection.rawValue)
+            columns.recordID.append(lost.recordID.uuidString.lowercased())
+            columns.outcome.append("superseded")
+            columns.errorCode.append(nil)
+            columns.errorField.append(nil)
+            columns.errorMessage.append(nil)
+            columns.op.append("upsert")
+            columns.payload.append(JSONValue.object([lost.loss.field: lost.loss.lost.value]).storable.jsonText)
+            columns.incomingUpdatedAt.append(lost.loss.lost.at.updatedAt)
+            columns.incomingUpdatedBy.append(lost.loss.lost.at.deviceID)
+            columns.winningUpdatedAt.append(lost.loss.winner.at.updatedAt)
+            columns.winningUpdatedBy.append(lost.loss.winner.at.deviceID)
+            columns.field.append(lost.loss.field)
         }
         let query = Self.insertConflicts(tenant: tenant, user: user, device: device, batch: batchID, columns)
         try await skippingRefusal(of: "conflict log") {

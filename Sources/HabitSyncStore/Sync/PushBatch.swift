@@ -28,6 +28,8 @@ final class PushBatch {
     /// Whether an applied change fed the derived records: set by the writes. A usage event other
     /// than an exit, or settings that kept the time zone, leave them as they are.
     var derivedInputsChanged = false
+    /// Field writes that lost in records that merge field by field, for the conflict log.
+    var fieldLosses: [FieldLoss] = []
     /// Steps outside any one change that PostgreSQL refused on the slow path (logged by the caller).
     var skippedSteps: [String] = []
 
@@ -66,9 +68,9 @@ final class PushBatch {
     private func apply(_ collection: SyncCollection, _ changes: [PushChange]) async throws {
             switch collection {
             case .habits:
-                try await applyLastWriterWins(.habits, changes) { $0.id }
+                try await applyFieldMerge(.habits, changes)
             case .reminders:
-                try await applyLastWriterWins(.reminders, try await withLiveHabits(changes)) { $0.id }
+                try await applyFieldMerge(.reminders, changes)
             case .dailyProgress:
                 try await applyDailyProgress(try await withLiveHabits(changes))
             case .focusSessions:
@@ -76,9 +78,9 @@ final class PushBatch {
                 try await applyLastWriterWins(.focusSessions, changes, updatedByOverride: adjusted.serverAuthored, recordOverride: adjusted.records,
                                               extraCondition: "NOT (h.state IN ('completed', 'abandoned') AND NOT i.is_delete AND i.state IS DISTINCT FROM h.state)")
             case .selectedApps:
-                try await applyLastWriterWins(.selectedApps, changes) { $0.id }
+                try await applyFieldMerge(.selectedApps, changes)
             case .userSettings:
-                try await applyLastWriterWins(.userSettings, changes, keyedByUser: true) { _ in self.derivedRecordID }
+                try await applyFieldMerge(.userSettings, changes, keyedByUser: true)
             case .xpTransactions:
                 try await applyAppendOnly(.xpTransactions, changes)
             case .usageEvents:

@@ -1,14 +1,11 @@
-/// The merge rule for records that merge field by field (issue 26: habits, reminders, user
-/// settings, selected apps, achievements): each field a device changed carries the device's
-/// time of that change; per field the greater `LWWKey` wins; a field a change does not carry
-/// is left as it is (an old app that does not know a field cannot erase it). Every field write
-/// that loses is reported, to be kept in the conflict log with the winner that beat it.
+/// The merge rule for one record's fields (issue 26: habits, reminders, user settings, selected
+/// apps): each field a device changed carries the device's time of that change; per field the
+/// greater `LWWKey` wins; a field a change does not carry is left as it is (an old app that does
+/// not know a field cannot erase it). Every field write that loses is reported, to be kept in
+/// the conflict log with the winner that beat it.
 ///
-/// A pure function of the writes received, in any order (`MergeModelTests`).
-///
-/// The model the store and the SDK are to follow; neither uses it yet: pushes are still settled
-/// whole-record by last writer wins (docs/data-model.md) until the wire format carries
-/// increments and per-field times.
+/// A pure function of the writes received, in any order (`MergeModelTests`). The store applies
+/// it through `FieldMergedRecord`, which adds deletes, validation and results.
 public struct FieldMerge: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         public let value: JSONValue
@@ -39,13 +36,20 @@ public struct FieldMerge: Sendable, Equatable {
 
     public init() {}
 
+    public init(_ fields: [String: Entry]) { self.fields = fields }
+
     /// Applies one change: the fields it carries, all changed at `at`. Returns the losses: the
     /// incoming fields that lost, and the stored ones the change replaced.
     @discardableResult
     public mutating func apply(_ changed: [String: JSONValue], at: LWWKey) -> [Loss] {
+        apply(changed.mapValues { Entry(value: $0, at: at) })
+    }
+
+    /// Applies one change whose fields carry times of their own.
+    @discardableResult
+    public mutating func apply(_ changed: [String: Entry]) -> [Loss] {
         var losses: [Loss] = []
-        for (field, value) in changed.sorted(by: { $0.key < $1.key }) {
-            let incoming = Entry(value: value, at: at)
+        for (field, incoming) in changed.sorted(by: { $0.key < $1.key }) {
             guard let stored = fields[field] else {
                 fields[field] = incoming
                 continue

@@ -1,0 +1,230 @@
+import Foundation
+import HabitSyncDomain
+import LibPQClient
+
+/// Habits, reminders, selected apps and user settings merge field by field
+/// (`FieldMergedRecord`): the stored records of the batch's targets are read once (with each
+/// field's key), the batch's changes folded into them in Swift, and the records that changed
+/// written with one statement. The push holds the user's lock, under which they were read.
+extension PushBatch {
+    /// A stored record as the merge needs it.
+    struct FieldMergedRow {
+        let id: UUID
+        let serverVersion: Int64
+        let record: FieldMergedRecord
+    }
+
+    /// One field write that lost, for the conflict log.
+    struct FieldLoss {
+        let index: Int
+        let collection: SyncCollection
+        let recordID: UUID
+        let loss: FieldMerge.Loss
+    }
+
+    /// The stored rows of `keys` (every row of the user for `keyedByUser`): their record rendered
+    /// as pulls render it (tombstones too: a record brought back keeps the fields it had), the
+    /// record's key and the keys of the fields set before it. One index probe per key.
+    static func fieldMergedRows(_ collection: SyncCollection, tenant: UUID, user: String, keys: [UUID], keyedByUser: Bool) -> PGQuery {
+        let columns: PGFragment = """
+            h.id, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version, \
+            \(WireChangeSQL.record(collection, alias: "h"))::text AS record, h.field_times::text AS field_times
+            """
+        let table = PGFragment.identifier(collection.table)
+        if keyedByUser {
+            return "SELECT \(columns) FROM \(table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)"
+        }
+        return """
+            SELECT p.* FROM unnest(\(keys)::uuid[]) AS k(id)
+            CROSS JOIN LATERAL (SELECT \(columns) FROM \(table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = k.id OFFSET 0) p
+            """
+    }
+
+    /// Writes the settled records: every data column (a tombstone keeps its data), the record's
+    /// key, its new version and the keys of its older fields. Unconditional, under the user's lock.
+    /// `RETURNING`: without it Citus writes an `INSERT … SELECT` with `COPY`, which row-level
+    /// security refuses.
+    static func writeFieldMerged(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], fieldTimes: [String?], keyedByUser: Bool) -> PGQuery {
+        let match: PGFragment = keyedByUser ? "" : " AND h.id = i.id"
+        let assignments = table.columns.map { column -> PGFragment in
+            if column.name == "created_at" && table.collection == .habits {
+                // createdAt defaults to the server time of the first write and then stays.
+                return "created_at = CASE WHEN i.is_delete THEN h.created_at ELSE coalesce(i.created_at, h.created_at, i.now) END"
+            }
+            return "\(column.name) = CASE WHEN i.is_delete THEN h.\(column.name) ELSE i.\(column.name) END"
+        }.joined(separator: ", ")
+        let insertValues = table.columns.map { column -> PGFragment in
+            if column.name == "created_at" && table.collection == .habits { return "CASE WHEN i.is_delete THEN NULL ELSE coalesce(i.created_at, i.now) END" }
+            return "i.\(column.name)"
+        }.joined(separator: ", ")
+        return """
+            WITH input AS (
+                SELECT i.*, f.field_times::jsonb AS field_times FROM (\(SyncTableSQL.input(table, rows))) i
+                JOIN unnest(\(rows.map(\.id))::uuid[], \(fieldTimes)::text[]) AS f(id, field_times) ON f.id = i.id
+            ),
+            updated AS (
+                UPDATE \(table.table) h SET \(assignments),
+                    updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
+                    deleted_at = CASE WHEN i.is_delete THEN coalesce(h.deleted_at, i.now) END, field_times = i.field_times
+                FROM input i
+                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match)
+                RETURNING i.id
+            )
+            INSERT INTO \(table.table) (tenant_id, user_id, id, \(SyncTableSQL.columnList(table)), updated_at, updated_by, server_version, synced_at,
+                                       deleted_at, field_times)
+            SELECT \(tenant), \(user), i.id, \(insertValues), i.updated_at, i.updated_by, i.version, i.now,
+                   CASE WHEN i.is_delete THEN i.now END, i.field_times
+            FROM input i
+            WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.id = i.id)
+            RETURNING id
+            """
+    }
+
+    /// Settles `changes` of `table` field by field and writes the records that changed.
+    func applyFieldMerge(_ table: SyncTable, _ changes: [PushChange], keyedByUser: Bool = false) async throws {
+        guard !changes.isEmpty else { return }
+        let collection = table.collection
+        func target(_ change: PushChange) -> UUID { keyedByUser ? derivedRecordID : change.id }
+        // In batch order: versions follow it, and so does the order pulls return the records.
+        var seen = Set<UUID>()
+        let targets = changes.map(target).filter { seen.insert($0).inserted }
+        var stored: [UUID: FieldMergedRow] = [:]
+        for row in try await connection.query(Self.fieldMergedRows(collection, tenant: tenant, user: user, keys: targets, keyedByUser: keyedByUser)).rows {
+            let id: UUID = try row.decode("id")
+            let key = LWWKey(updatedAt: try row.decode("updated_at"), deviceID: try row.decode("updated_by"))
+            let record = Self.storedFields(try row.decode("record"), fieldTimes: try row.decodeIfPresent("field_times"), key: key)
+            stored[keyedByUser ? derivedRecordID : id] = FieldMergedRow(
+                id: id, serverVersion: try row.decode("server_version"),
+                record: FieldMergedRecord(fields: record, key: key, deleted: try row.decode("deleted")))
+        }
+        let liveHabits = collection == .reminders ? try await liveHabitsReferenced(by: changes, stored: stored.values.map(\.record)) : []
+        let validate: FieldMergedRecord.Validate = { [context] fields throws(ChangeRejection) in
+            let record = try ValidatedRecord.validate(collection, fields, context: context)
+            if case .reminder(let reminder) = record, !liveHabits.contains(reminder.habitId) {
+                throw ChangeRejection(.unknownReference, field: "habitId", "habitId \(reminder.habitId.uuidString.lowercased()) names no habit of this user (or a deleted one)")
+            }
+            return CanonicalFields.of(record) ?? [:]
+        }
+
+        var rows: [SyncRow] = [], fieldTimes: [String?] = []
+        var versions: [UUID: Int64] = [:]
+        var settlements: [UUID: FieldMergedRecord.Settlement] = [:]
+        let byTarget = Dictionary(grouping: changes, by: target)
+        for key in targets {
+            guard let group = byTarget[key] else { continue }
+            let settlement = FieldMergedRecord.settle(stored[key]?.record, group.map(fieldChange), validate: validate)
+            settlements[key] = settlement
+            guard settlement.changed, let record = settlement.record else { continue }
+            var values: [String?] = []
+            if !record.deleted {
+                guard case .some(let validated) = try? ValidatedRecord.validate(collection, record.fields.record, context: context) else { continue }
+                values = table.values(validated)
+            }
+            let version = allocateVersion()
+            versions[key] = version
+            rows.append(SyncRow(id: stored[key]?.id ?? key, version: version, updatedAt: record.key.updatedAt, updatedBy: record.key.deviceID,
+                                isDelete: record.deleted, values: values))
+            fieldTimes.append(Self.fieldTimesJSON(record))
+        }
+        if !rows.isEmpty {
+            try await connection.query(Self.writeFieldMerged(table, tenant: tenant, user: user, rows: rows, fieldTimes: fieldTimes, keyedByUser: keyedByUser))
+            try await afterFieldMergedWrites(collection, rows)
+        }
+
+        // Superseded changes return the record as it stands now.
+        let supersededTargets = settlements.filter { $0.value.outcomes.values.contains(.superseded) }.map(\.key)
+        let current = supersededTargets.isEmpty ? [:] : try await storedRows(collection, keys: supersededTargets.map { stored[$0]?.id ?? $0 })
+        for change in changes {
+            let key = target(change)
+            let canonical = stored[key]?.id ?? key
+            switch settlements[key]?.outcomes[change.index] {
+            case .applied?:
+                if let version = versions[key] { applied(change, version: version, canonical: canonical) }
+                else { reject(change.index, ChangeRejection(.invalidField, "the record could not be stored")) }
+            case .unchanged?:
+                unchanged(change, version: versions[key] ?? stored[key]?.serverVersion, canonical: canonical)
+            case .superseded?:
+                if let row = current[canonical.uuidString.lowercased()] { superseded(change, by: row) }
+                else { reject(change.index, ChangeRejection(.invalidField, "the record could not be stored")) }
+            case .rejected(let rejection)?:
+                reject(change.index, rejection)
+            case nil:
+                reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
+            }
+        }
+        for (key, settlement) in settlements where versions[key] != nil || settlement.outcomes.values.contains(.superseded) {
+            fieldLosses += settlement.losses.map { FieldLoss(index: $0.index, collection: collection, recordID: stored[key]?.id ?? key, loss: $0.loss) }
+        }
+    }
+
+    /// A change as the merge takes it: its fields (all of a whole record), each at its time.
+    private func fieldChange(_ change: PushChange) -> FieldMergedRecord.Change {
+        let key = LWWKey(updatedAt: change.updatedAt, deviceID: device)
+        guard change.op == .upsert else { return FieldMergedRecord.Change(index: change.index, key: key, fields: nil) }
+        return FieldMergedRecord.Change(index: change.index, key: key, fields: change.rawRecord ?? [:],
+                                        times: change.fieldTimes.mapValues { LWWKey(updatedAt: $0, deviceID: device) })
+    }
+
+    /// The stored record's fields, each with its key: `fieldTimes` names those older than the
+    /// record's `key` (null: a default nobody set). A record that does not parse has no fields
+    /// (any write then sets them).
+    static func storedFields(_ recordText: String?, fieldTimes: String?, key: LWWKey) -> FieldMerge {
+        guard let recordText, case .object(let fields)? = try? JSONParser.parse(bytes: Array(recordText.utf8)) else { return FieldMerge() }
+        var times: [String: JSONValue] = [:]
+        if let fieldTimes, case .object(let parsed)? = try? JSONParser.parse(bytes: Array(fieldTimes.utf8)) { times = parsed }
+        return FieldMerge(fields.reduce(into: [:]) { entries, field in
+            var at = key
+            if case .array(let pair)? = times[field.key], pair.count == 2, case .string(let time) = pair[0], case .string(let device) = pair[1],
+               let date = WireTime.parse(time, years: LocalDate.recordYears) {
+                at = LWWKey(updatedAt: date, deviceID: device)
+            } else if times[field.key] == .null {
+                at = .never
+            }
+            entries[field.key] = FieldMerge.Entry(value: field.value, at: at)
+        })
+    }
+
+    /// `{"field": [time, device]}` for the fields whose key is older than the record's (`null`
+    /// for a default nobody set); nil when there are none.
+    static func fieldTimesJSON(_ record: FieldMergedRecord) -> String? {
+        let older = record.fields.fields.filter { $0.value.at != record.key }
+        guard !older.isEmpty else { return nil }
+        return JSONValue.object(older.mapValues { entry in
+            entry.at == .never ? .null : .array([.string(WireTime.format(entry.at.updatedAt)), .string(entry.at.deviceID)])
+        }).jsonText
+    }
+
+    /// The habits the reminders name, sent or stored, that are live (after this batch's habits).
+    private func liveHabitsReferenced(by changes: [PushChange], stored: [FieldMergedRecord]) async throws -> Set<UUID> {
+        var ids = Set<UUID>()
+        for change in changes {
+            if case .string(let text)? = change.rawRecord?["habitId"], let id = UUID(uuidString: text) { ids.insert(id) }
+        }
+        for record in stored {
+            if case .string(let text)? = record.fields.fields["habitId"]?.value, let id = UUID(uuidString: text) { ids.insert(id) }
+        }
+        guard !ids.isEmpty else { return [] }
+        return Set(try await connection.query(Self.liveHabits(tenant: tenant, user: user, ids: Array(ids))).rows.map { try $0.decode("id", as: UUID.self) })
+    }
+
+    /// What follows a write: a habit's delete tombstones its reminders and progress, the user's
+    /// calendar follows their settings, and habits feed the derived records.
+    private func afterFieldMergedWrites(_ collection: SyncCollection, _ rows: [SyncRow]) async throws {
+        switch collection {
+        case .habits:
+            derivedInputsChanged = true
+            try await cascadeHabitDeletes(rows.filter(\.isDelete).map { ($0.id, $0.updatedAt) })
+        case .userSettings:
+            guard let settings = rows.first else { return }
+            var zone = "UTC"
+            if !settings.isDelete, let index = SyncTable.userSettings.columns.firstIndex(where: { $0.name == "timezone" }),
+               let value = settings.values[index] { zone = value }
+            let moved = try await connection.query("""
+                UPDATE users SET time_zone = \(zone) WHERE tenant_id = \(tenant) AND user_id = \(user) AND time_zone IS DISTINCT FROM \(zone) RETURNING 1 AS moved
+                """)
+            if !moved.rows.isEmpty { derivedInputsChanged = true }
+        default:
+            break
+        }
+    }
+}
