@@ -304,4 +304,34 @@ import Testing
             #expect(try await world.count("daily_progress", where: "progress_count = 3") == 1)
         }
     }
+
+    @Test func aRenameOnThePhoneAndAGoalOnTheWatchBothSurvive() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let (phone, watch) = try await Self.phoneAndWatch(world, server)
+            let today = LocalDate(Date(), in: TimeZone(identifier: "UTC") ?? .current)
+            let habit = try phone.store.save(Habit(name: "Read", habitType: .formation, goalCount: 10, goalUnit: "pages",
+                                                   schedule: .daily, startDate: today))
+            _ = try await phone.sync()
+            _ = try await watch.sync()
+            // Both offline: the phone renames, the watch raises the goal; the watch syncs first.
+            var renamed = try #require(try phone.store.fetch(Habit.self, id: habit.id)).value
+            renamed.name = "Read books"
+            try phone.store.save(renamed, id: habit.id)
+            var raised = try #require(try watch.store.fetch(Habit.self, id: habit.id)).value
+            raised.goalCount = 30
+            try watch.store.save(raised, id: habit.id)
+            let watchSync = try await watch.sync()
+            let phoneSync = try await phone.sync()
+            _ = try await watch.sync()
+            #expect(watchSync.pushed.conflicts.isEmpty && phoneSync.pushed.conflicts.isEmpty)
+            for device in [phone, watch] {
+                let merged = try #require(try device.store.fetch(Habit.self, id: habit.id)).value
+                #expect(merged.name == "Read books")
+                #expect(merged.goalCount == 30)
+                #expect(try device.store.pendingCount() == 0)
+            }
+            #expect(try await world.count("conflict_log") == 0)
+        }
+    }
 }

@@ -71,6 +71,16 @@ enum LocalSchema {
                 ALTER TABLE records ADD COLUMN pending_increment INTEGER;
                 """)
         }
+        migrator.registerMigration("v4 changed fields") { db in
+            try db.execute(sql: """
+                -- A record that merges field by field (habits, reminders, selectedApps,
+                -- userSettings) with an edit not yet in a batch: the fields the user changed,
+                -- each with the time of its change ({"name": 1795162530123}), sent as only those
+                -- fields with their fieldTimes. NULL: the record is sent whole (a new record, one
+                -- the server refused, another collection) or has no pending edit.
+                ALTER TABLE records ADD COLUMN pending_fields TEXT;
+                """)
+        }
         return migrator
     }
 
@@ -119,6 +129,16 @@ enum LocalSchema {
         """
 
     static let clearPendingIncrement = "UPDATE records SET pending_increment = NULL WHERE collection = ? AND id = ?"
+
+    static let setPendingFields = "UPDATE records SET pending_fields = ? WHERE collection = ? AND id = ?"
+
+    /// The batch carries the changed fields now; what the user changes meanwhile is collected
+    /// anew (a record sent whole is from then on edited by field too).
+    static let resetFieldsInBatch = """
+        UPDATE records SET pending_fields = '{}'
+        WHERE record IS NOT NULL AND collection IN ('habits', 'reminders', 'selectedApps', 'userSettings')
+          AND EXISTS (SELECT 1 FROM pending_batch_entries e WHERE e.batch_id = ? AND e.collection = records.collection AND e.id = records.id)
+        """
 
     static let enqueue = """
         INSERT INTO outbox (collection, id, sequence) VALUES (?, ?, ?)

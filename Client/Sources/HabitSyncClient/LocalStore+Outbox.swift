@@ -15,14 +15,14 @@ extension LocalStore {
                 return OutgoingBatch(batchID: id, body: row["body"], changeCount: count)
             }
             let entries = try Row.fetchAll(db, sql: """
-                SELECT o.collection, o.id, o.sequence, r.record, r.updated_at_ms, r.pending_increment
+                SELECT o.collection, o.id, o.sequence, r.record, r.updated_at_ms, r.pending_increment, r.pending_fields
                 FROM outbox o JOIN records r ON r.collection = o.collection AND r.id = o.id
                 ORDER BY o.sequence LIMIT ?
                 """, arguments: [maximumChanges])
             guard !entries.isEmpty else { return nil }
             let batchID = UUID()
             var changes: [JSONValue] = []
-            var carriesIncrements = false
+            var carriesIncrements = false, carriesFields = false
             for entry in entries {
                 let recordText: String? = entry["record"]
                 var change: [String: JSONValue] = [
@@ -31,6 +31,18 @@ extension LocalStore {
                     "updatedAt": .string(WireTime.format(Date(timeIntervalSince1970: Double(entry["updated_at_ms"] as Int64) / 1000))),
                 ]
                 if let recordText { change["record"] = try JSONParser.parse(bytes: Array(recordText.utf8)) }
+                if recordText != nil, let fieldsText = entry["pending_fields"] as String?, case .object(let record)? = change["record"] {
+                    // Only the fields changed, each with its time when earlier than the change's.
+                    guard case .object(let times) = try JSONParser.parse(bytes: Array(fieldsText.utf8)) else { throw LocalStoreError.corruptRow }
+                    let updatedAt = entry["updated_at_ms"] as Int64
+                    change["record"] = .object(Dictionary(uniqueKeysWithValues: times.keys.map { ($0, record[$0] ?? .null) }))
+                    let earlier = times.compactMapValues { value -> JSONValue? in
+                        guard case .number(let ms) = value, let milliseconds = Int64(exactly: ms), milliseconds < updatedAt else { return nil }
+                        return .string(WireTime.format(Date(timeIntervalSince1970: Double(milliseconds) / 1000)))
+                    }
+                    if !earlier.isEmpty { change["fieldTimes"] = .object(earlier) }
+                    carriesFields = true
+                }
                 if recordText != nil, let increment = entry["pending_increment"] as Int? {
                     change["increment"] = .number(Double(increment))
                     carriesIncrements = true
@@ -38,8 +50,8 @@ extension LocalStore {
                 changes.append(.object(change))
             }
             var envelope: [String: JSONValue] = ["batchId": .string(Self.key(batchID)), "changes": .array(changes)]
-            // Protocol 2 only when needed: a batch without increments is the same for every server.
-            if carriesIncrements { envelope["protocolVersion"] = .number(2) }
+            // Protocol 2 only when needed: a batch of whole records is the same for every server.
+            if carriesIncrements || carriesFields { envelope["protocolVersion"] = .number(2) }
             let body = Data(JSONValue.object(envelope).jsonText.utf8)
             try db.execute(sql: "INSERT INTO pending_batch (batch_id, body) VALUES (?, ?)", arguments: [Self.key(batchID), body])
             for (position, entry) in entries.enumerated() {
@@ -48,6 +60,7 @@ extension LocalStore {
             }
             // The batch carries the increments now; what the user adds meanwhile counts from 0.
             if carriesIncrements { try db.execute(sql: LocalSchema.resetIncrementsInBatch, arguments: [Self.key(batchID)]) }
+            try db.execute(sql: LocalSchema.resetFieldsInBatch, arguments: [Self.key(batchID)])
             return OutgoingBatch(batchID: batchID, body: body, changeCount: entries.count)
         }
     }
@@ -90,9 +103,10 @@ extension LocalStore {
                     try db.execute(sql: """
                         UPDATE records SET server_version = coalesce(?, server_version), last_synced_at_ms = ?,
                             sync_status = CASE WHEN ? THEN sync_status ELSE 'synced' END,
-                            pending_increment = CASE WHEN ? THEN pending_increment END
+                            pending_increment = CASE WHEN ? THEN pending_increment END,
+                            pending_fields = CASE WHEN ? THEN pending_fields END
                         WHERE collection = ? AND id = ?
-                        """, arguments: [serverVersion, syncedAt, editedSince, editedSince, collection.rawValue, Self.key(id)])
+                        """, arguments: [serverVersion, syncedAt, editedSince, editedSince, editedSince, collection.rawValue, Self.key(id)])
                 case "superseded":
                     guard case .object(let current)? = result["current"], let winner = ServerChange(current) else { throw SyncProtocolError.malformedResponse }
                     report.conflicts.append(.init(collection: collection, id: id, winnerUpdatedAt: winner.updatedAt, winnerUpdatedBy: winner.updatedBy))
@@ -109,7 +123,7 @@ extension LocalStore {
                     report.rejected.append(.init(collection: collection, id: id, failure: failure))
                     if !editedSince {
                         try db.execute(sql: """
-                            UPDATE records SET sync_status = 'failed', failure_code = ?, failure_field = ?, failure_message = ?, pending_increment = NULL
+                            UPDATE records SET sync_status = 'failed', failure_code = ?, failure_field = ?, failure_message = ?, pending_increment = NULL, pending_fields = NULL
                             WHERE collection = ? AND id = ?
                             """, arguments: [code, field, message, collection.rawValue, Self.key(id)])
                     }
@@ -133,7 +147,7 @@ extension LocalStore {
             ON CONFLICT (collection, id) DO UPDATE SET record = excluded.record, updated_at_ms = excluded.updated_at_ms,
                 updated_by = excluded.updated_by, sync_status = 'synced', last_synced_at_ms = excluded.last_synced_at_ms,
                 server_version = excluded.server_version, failure_code = NULL, failure_field = NULL, failure_message = NULL,
-                awaiting_resync = 0, pending_increment = NULL
+                awaiting_resync = 0, pending_increment = NULL, pending_fields = NULL
             """, arguments: [change.collection.rawValue, key(change.id), change.recordJSON, WireTime.milliseconds(change.updatedAt),
                              change.updatedBy, syncedAt, change.serverVersion])
     }

@@ -61,11 +61,19 @@ public final class LocalStore: Sendable {
                 guard existing.recordJSON == json else { throw LocalStoreError.immutableRecord }
                 return existing
             }
+            let existing = try Self.fetch(db, collection, id)
             var countChange = CountChange.none
             if collection == .dailyProgress {
-                countChange = settingCount ? .set : .add(Self.count(fields) - (try Self.fetch(db, collection, id)?.fields.map(Self.count) ?? 0))
+                countChange = settingCount ? .set : .add(Self.count(fields) - (existing?.fields.map(Self.count) ?? 0))
             }
-            try self.writeLocalEdit(db, collection, id, json: json, countChange: countChange)
+            var changedFields: Set<String>?
+            if collection.mergesByField, let existing, let before = existing.fields, existing.syncStatus != .failed,
+               let changed = Self.changedFields(collection, from: before, to: fields, context: .standalone(now: now())) {
+                // Only what the user changed is sent, so another device's edit of another field stays.
+                if changed.isEmpty { return existing }
+                changedFields = changed
+            }
+            try self.writeLocalEdit(db, collection, id, json: json, countChange: countChange, changedFields: changedFields)
             return try Self.fetch(db, collection, id) ?? { throw LocalStoreError.corruptRow }()
         }
     }
@@ -98,12 +106,29 @@ public final class LocalStore: Sendable {
         case add(Int)
     }
 
+    /// The fields whose value differs, compared as the server stores them (a field left out is
+    /// null, but a `createdAt` left out is the server's to keep); nil when the record as it was
+    /// does not pass today's rules (it is then sent whole).
+    static func changedFields(_ collection: SyncCollection, from before: [String: JSONValue], to after: [String: JSONValue],
+                              context: ValidationContext) -> Set<String>? {
+        guard let old = try? ValidatedRecord.validate(collection, before, context: context), let was = CanonicalFields.of(old),
+              let new = try? ValidatedRecord.validate(collection, after, context: context), let now = CanonicalFields.of(new)
+        else { return nil }
+        return Set(was.keys).union(now.keys).filter { field in
+            if field == "createdAt", after[field] == nil || after[field] == .null { return false }
+            return (was[field] ?? .null).jsonText != (now[field] ?? .null).jsonText
+        }
+    }
+
     static func count(_ fields: [String: JSONValue]) -> Int {
         guard case .number(let value)? = fields["progressCount"], value.isFinite, abs(value) < 1e15 else { return 0 }
         return Int(value)
     }
 
-    private func writeLocalEdit(_ db: Database, _ collection: SyncCollection, _ id: UUID, json: String?, countChange: CountChange = .none) throws {
+    /// `changedFields`: the fields an edit of a record that merges by field changed (nil: it is
+    /// sent whole, unless it already waits to be sent by field).
+    private func writeLocalEdit(_ db: Database, _ collection: SyncCollection, _ id: UUID, json: String?, countChange: CountChange = .none,
+                                changedFields: Set<String>? = nil) throws {
         let updatedAt = SyncClock.nextUpdatedAt(now: now(), newestSeen: try LocalSchema.newestSeen(db))
         // Whether the record waits to be sent as a set: an addition then joins that set.
         let pendingSet = try Bool.fetchOne(db, sql: """
@@ -119,8 +144,28 @@ public final class LocalStore: Sendable {
         case .add(let delta):
             try db.execute(sql: LocalSchema.addPendingIncrement, arguments: [pendingSet, delta, collection.rawValue, Self.key(id)])
         }
+        try db.execute(sql: LocalSchema.setPendingFields, arguments: [
+            try Self.pendingFields(db, collection, id, adding: json == nil ? nil : changedFields, at: updatedAt), collection.rawValue, Self.key(id),
+        ])
         try LocalSchema.noteSeen(db, updatedAt)
         try db.execute(sql: LocalSchema.enqueue, arguments: [collection.rawValue, Self.key(id), try LocalSchema.nextSequence(db)])
+    }
+
+    /// The record's pending fields after an edit that changed `fields` at `time` (the latest
+    /// change of each field counts); nil, the record is sent whole.
+    private static func pendingFields(_ db: Database, _ collection: SyncCollection, _ id: UUID, adding fields: Set<String>?, at time: Date) throws -> String? {
+        guard let fields else { return nil }
+        let row = try Row.fetchOne(db, sql: """
+            SELECT pending_fields, EXISTS (SELECT 1 FROM outbox o WHERE o.collection = r.collection AND o.id = r.id) AS queued
+            FROM records r WHERE collection = ? AND id = ?
+            """, arguments: [collection.rawValue, key(id)])
+        let text: String? = row?["pending_fields"]
+        // Waiting to be sent whole (the server may not have it yet): it still is.
+        if text == nil, row?["queued"] == true { return nil }
+        var pending: [String: JSONValue] = [:]
+        if let text, case .object(let stored)? = try? JSONParser.parse(bytes: Array(text.utf8)) { pending = stored }
+        for field in fields { pending[field] = .number(Double(WireTime.milliseconds(time))) }
+        return JSONValue.object(pending).jsonText
     }
 
     // MARK: - Reading

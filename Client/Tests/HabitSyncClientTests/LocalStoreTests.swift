@@ -64,7 +64,7 @@ final class ManualClock: @unchecked Sendable {
         let id = UUID()
         let first = try store.save(.habits, id: id, fields: Self.habit)
         clock.now = clock.now.addingTimeInterval(-3600)  // the device's clock jumps back an hour
-        let second = try store.save(.habits, id: id, fields: Self.habit)
+        let second = try store.save(.habits, id: id, fields: Self.habit.merging(["name": .string("Renamed")]) { $1 })
         #expect(second.updatedAt > first.updatedAt)
         #expect(WireTime.milliseconds(second.updatedAt) == WireTime.milliseconds(first.updatedAt) + 1)
     }
@@ -142,7 +142,7 @@ final class ManualClock: @unchecked Sendable {
         let changes = try Self.changes(next)
         #expect(changes.map { $0["id"] } == [.string(editedInFlight.uuidString.lowercased())])
         // The winner's time moved the clock: the next write is after it, whatever the device's clock says.
-        let after = try store.save(.habits, id: applied, fields: Self.habit)
+        let after = try store.save(.habits, id: applied, fields: Self.habit.merging(["name": .string("Renamed")]) { $1 })
         #expect(WireTime.milliseconds(after.updatedAt) > WireTime.milliseconds(try #require(WireTime.parse("2027-01-01T00:00:00.000Z"))))
     }
 
