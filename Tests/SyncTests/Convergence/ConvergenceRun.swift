@@ -30,6 +30,7 @@ struct ConvergenceRun {
         var network = FaultInjectingTransport.Counts()
         var recordsCompared = 0
         var countedDays = 0, countedAdditions = 0
+        var comparedFields = 0, loggedFieldLosses = 0
         /// Changes PostgreSQL refused after Swift had accepted them (`refused_by_database`, as
         /// the conflict log keeps them): a disagreement between the two, reported, not failed,
         /// since a device may never have seen that answer.
@@ -44,7 +45,7 @@ struct ConvergenceRun {
                 answers: applied \(applied), unchanged \(unchanged), superseded (conflicts) \(superseded), rejected \(rejected) (\(codes)), re-keyed \(rekeyed)
                 server restarts \(serverRestarts), purges \(purges) (tombstones \(tombstonesPurged), batches \(batchesPurged))
                 network: requests \(network.requests), dropped requests \(network.droppedRequests), dropped responses \(network.droppedResponses), duplicated \(network.duplicated), delayed \(network.delayed)
-                records compared after the final sync \(recordsCompared); days counted \(countedDays) (from \(countedAdditions) acknowledged increments)
+                records compared after the final sync \(recordsCompared); days counted \(countedDays) (from \(countedAdditions) acknowledged increments); fields compared \(comparedFields) (lost writes found logged \(loggedFieldLosses))
                 refused by the database \(refusedByDatabase.count)\(refusedByDatabase.isEmpty ? "" : ": " + refusedByDatabase.joined(separator: "; "))
                 """
         }
@@ -164,6 +165,12 @@ struct ConvergenceRun {
                 try await pool.withConnection { try await counting.check($0, tenant: world.tenant, user: "user-\(user)") }
             }
             totals.countedAdditions += counting.additions
+            let fieldCheck = FieldCheck(transport.answeredPushes, devices: Set(userDevices.map(\.name)))
+            let (fields, logged) = try await world.database.withPool(size: 1) { pool in
+                try await pool.withConnection { try await fieldCheck.check($0, tenant: world.tenant, user: "user-\(user)") }
+            }
+            totals.comparedFields += fields
+            totals.loggedFieldLosses += logged
             totals.refusedByDatabase += try await world.database.withPool(size: 1) { pool in
                 try await pool.withConnection { connection in
                     try await connection.query("""

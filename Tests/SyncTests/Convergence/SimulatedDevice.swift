@@ -100,6 +100,8 @@ actor SimulatedDevice {
         guard let operation = operations.first(where: { roll -= $0.1; return roll < 0 }) else { return }
         do {
             guard let (collection, id) = try operation.2() else { return }
+            // Saving what the record holds already is no edit (nothing is sent, nothing answered).
+            guard try store.record(collection, id: id)?.syncStatus == .pending else { return }
             counts.operations[operation.0, default: 0] += 1
             ledger.edited(collection, id, operation: operation.0)
         } catch is ChangeRejection {
@@ -122,9 +124,17 @@ actor SimulatedDevice {
 
     private func editHabit() throws -> (SyncCollection, UUID)? {
         guard var habit = try randomLive(Habit.self) else { return try createHabit() }
+        // One field, or two: devices editing the same habit offline touch disjoint fields as
+        // often as the same one (FieldCheck).
         var value = habit.value
-        value.name = "Habit \(Int.random(in: 1...999)) by \(name)"
-        value.goalCount = Int.random(in: 1...3)
+        switch Int.random(in: 0..<4) {
+        case 0: value.name = "Habit \(Int.random(in: 1...999)) by \(name)"
+        case 1: value.goalCount = Int.random(in: 1...3)
+        case 2: value.icon = ["📚", "🏃", "💧", "🧘"].randomElement()! + name
+        default:
+            value.name = "Habit \(Int.random(in: 1...999)) by \(name)"
+            value.goalCount = Int.random(in: 1...3)
+        }
         habit = try store.save(value, id: habit.id)
         return (.habits, habit.id)
     }
@@ -240,8 +250,8 @@ actor SimulatedDevice {
 
     private func editSettings() throws -> (SyncCollection, UUID)? {
         var settings = try store.settings()?.value ?? UserSettings()
-        settings.timezone = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Tokyo"].randomElement()!
-        settings.gatewayTimerDuration = Int.random(in: 15...45)
+        if Bool.random() { settings.timezone = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Tokyo"].randomElement()! }
+        if Bool.random() { settings.gatewayTimerDuration = Int.random(in: 15...45) }
         return (.userSettings, try store.saveSettings(settings).id)
     }
 }
