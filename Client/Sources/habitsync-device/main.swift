@@ -29,7 +29,7 @@ func run() async throws {
     let environment = ProcessInfo.processInfo.environment
     let device = options["device"] ?? "terminal"
     let store = try LocalStore(path: options["store"] ?? "\(device).sqlite", deviceID: device)
-    guard let command = arguments.first else { throw Usage(description: "no command (add-habit, complete, list, sync, failed)") }
+    guard let command = arguments.first else { throw Usage(description: "no command (add-habit, complete, rename, set-goal, list, sync, failed)") }
     let today = LocalDate(Date(), in: .current)
 
     switch command {
@@ -42,10 +42,21 @@ func run() async throws {
         guard let habit = try store.fetch(Habit.self, id: habitID) else { throw Usage(description: "no habit \(arguments[1]) on this device") }
         let progress = try store.addProgress(habitId: habitID, date: today, goalCount: habit.value.goalCount)
         print("progress \(progress.id.uuidString.lowercased()): \(progress.value.progressCount) on \(today)")
+    case "rename", "set-goal":
+        guard arguments.count == 3, let habitID = UUID(uuidString: arguments[1]) else { throw Usage(description: "\(command) HABIT_ID \(command == "rename" ? "NAME" : "GOAL")") }
+        guard var habit = try store.fetch(Habit.self, id: habitID)?.value else { throw Usage(description: "no habit \(arguments[1]) on this device") }
+        if command == "rename" {
+            habit.name = arguments[2]
+        } else {
+            guard let goal = Int(arguments[2]) else { throw Usage(description: "set-goal HABIT_ID GOAL (a whole number)") }
+            habit.goalCount = goal
+        }
+        let saved = try store.save(habit, id: habitID)
+        print("\(saved.id.uuidString.lowercased())  \(saved.value.name)  goal \(saved.value.goalCount)  [\(saved.syncStatus.rawValue)]")
     case "list":
         for habit in try store.fetchAll(Habit.self) {
             let count = try store.progress(habitId: habit.id, date: today)?.value.progressCount ?? 0
-            print("\(habit.id.uuidString.lowercased())  \(habit.value.name)  today \(count)  [\(habit.syncStatus.rawValue)]")
+            print("\(habit.id.uuidString.lowercased())  \(habit.value.name)  today \(count)  goal \(habit.value.goalCount)  [\(habit.syncStatus.rawValue)]")
         }
         if let streak = try store.derived(GlobalStreak.self), let progress = try store.derived(UserProgress.self) {
             print("streak \(streak.currentStreak) day(s), level \(progress.currentLevel), \(progress.totalXP) XP")
@@ -69,7 +80,7 @@ func run() async throws {
             }
         }
     default:
-        throw Usage(description: "unknown command \(command) (add-habit, complete, list, sync, failed)")
+        throw Usage(description: "unknown command \(command) (add-habit, complete, rename, set-goal, list, sync, failed)")
     }
 }
 
