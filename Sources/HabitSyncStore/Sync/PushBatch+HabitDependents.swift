@@ -3,7 +3,8 @@ import HabitSyncDomain
 import LibPQClient
 
 /// Reminders and daily progress refer to habits: references to unknown or deleted habits are
-/// rejected, and a habit's delete tombstones its dependents.
+/// rejected (here for progress; `applyFieldMerge` checks a reminder's merged habit), and a
+/// habit's delete tombstones its dependents.
 extension PushBatch {
     static func liveHabits(tenant: UUID, user: String, ids: [UUID]) -> PGQuery {
         """
@@ -34,15 +35,12 @@ extension PushBatch {
         """
     }
 
-    /// Keeps deletes and the upserts whose habit exists and is not deleted (after this batch's
-    /// habits); rejects the others with `unknown_reference`.
+    /// Keeps deletes and the progress upserts whose habit exists and is not deleted (after this
+    /// batch's habits); rejects the others with `unknown_reference`.
     func withLiveHabits(_ changes: [PushChange]) async throws -> [PushChange] {
         func habitID(_ change: PushChange) -> UUID? {
-            switch change.record {
-            case .reminder(let r)?: r.habitId
-            case .dailyProgress(let p)?: p.habitId
-            default: nil
-            }
+            guard case .dailyProgress(let p)? = change.record else { return nil }
+            return p.habitId
         }
         let referenced = Set(changes.compactMap(habitID))
         guard !referenced.isEmpty else { return changes }

@@ -2,17 +2,18 @@ import Foundation
 import HabitSyncDomain
 import LibPQClient
 
-/// Last-writer-wins collections: one set-based write per collection, the LWW key decided in
+/// Whole-record last writer wins (focus sessions; habits, reminders, selected apps and settings
+/// merge by field, `PushBatch+FieldMerge.swift`): one set-based write, the LWW key decided in
 /// PostgreSQL, and the results told apart.
 extension PushBatch {
     /// Writes the winner of each target among `changes` (the greatest LWW key; within a batch
     /// the later change on a tie) with one statement, then reads the targets back to tell
     /// applied, unchanged and superseded apart.
     func applyLastWriterWins(
-        _ table: SyncTable, _ changes: [PushChange], keyedByUser: Bool = false,
-        updatedByOverride: Set<Int> = [], recordOverride: [Int: ValidatedRecord] = [:], extraCondition: PGFragment? = nil,
-        target: (PushChange) -> UUID = { $0.id }
+        _ table: SyncTable, _ changes: [PushChange],
+        updatedByOverride: Set<Int> = [], recordOverride: [Int: ValidatedRecord] = [:], extraCondition: PGFragment? = nil
     ) async throws {
+        func target(_ change: PushChange) -> UUID { change.id }
         guard !changes.isEmpty else { return }
         let winners = PushPlan.lastWriterWinners(changes, target: target)
         let ordered = winners.sorted { $0.value.index < $1.value.index }
@@ -26,23 +27,8 @@ extension PushBatch {
                 updatedBy: updatedByOverride.contains(change.index) ? "server" : device,
                 isDelete: change.op == .delete, values: record.map(table.values) ?? [])
         }
-        let write = SyncTableSQL.lastWriterWins(table, tenant: tenant, user: user, rows: rows, keyedByUser: keyedByUser, extraCondition: extraCondition)
+        let write = SyncTableSQL.lastWriterWins(table, tenant: tenant, user: user, rows: rows, extraCondition: extraCondition)
         let written = Set(try await connection.query(write).rows.map { try $0.decode("id", as: UUID.self) })
-
-        if [.habits, .dailyProgress].contains(table.collection), !written.isEmpty { derivedInputsChanged = true }
-        if table.collection == .habits {
-            let deleted = ordered.filter { written.contains($0.key) && $0.value.op == .delete }.map { ($0.key, $0.value.updatedAt) }
-            try await cascadeHabitDeletes(deleted)
-        }
-        if table.collection == .userSettings, let settings = ordered.first, written.contains(settings.key) {
-            // The user's calendar follows their settings; deleted settings mean UTC again.
-            var zone = "UTC"
-            if case .userSettings(let record)? = settings.value.record { zone = record.timezone }
-            let moved = try await connection.query("""
-                UPDATE users SET time_zone = \(zone) WHERE tenant_id = \(tenant) AND user_id = \(user) AND time_zone IS DISTINCT FROM \(zone) RETURNING 1 AS moved
-                """)
-            if !moved.rows.isEmpty { derivedInputsChanged = true }
-        }
 
         // A change that won and was written is applied with the version it was given; only
         // the others need the stored row (superseded ones return it as `current`), so a
@@ -76,7 +62,7 @@ extension PushBatch {
             }
         }
         // Same key as stored: the same write again (unchanged) or other content (superseded).
-        let same = try await storedAsSent(table, sameKeyed, keyedByUser: keyedByUser)
+        let same = try await storedAsSent(table, sameKeyed)
         for (change, key) in sameKeyed {
             guard let row = stored[key.uuidString.lowercased()] else { continue }
             if same.contains(change.index) { unchanged(change, version: row.serverVersion, canonical: key) } else { superseded(change, by: row) }
@@ -85,13 +71,13 @@ extension PushBatch {
 
     /// The indices of `changes` whose content the table already holds exactly, decided by
     /// PostgreSQL on the stored columns (one statement, none when `changes` is empty).
-    func storedAsSent(_ table: SyncTable, _ changes: [(change: PushChange, key: UUID)], keyedByUser: Bool = false, key: PGFragment = "id") async throws -> Set<Int> {
+    func storedAsSent(_ table: SyncTable, _ changes: [(change: PushChange, key: UUID)], key: PGFragment = "id") async throws -> Set<Int> {
         guard !changes.isEmpty else { return [] }
         let rows = changes.map { change, target in
             SyncRow(id: target, version: Int64(change.index), updatedAt: change.updatedAt, updatedBy: device, isDelete: change.op == .delete,
                     values: change.record.map(table.values) ?? [])
         }
-        let query = SyncTableSQL.sameContent(table, tenant: tenant, user: user, rows: rows, keyedByUser: keyedByUser, key: key)
+        let query = SyncTableSQL.sameContent(table, tenant: tenant, user: user, rows: rows, key: key)
         return Set(try await connection.query(query).rows.map { Int(try $0.decode("change_index", as: Int64.self)) })
     }
 

@@ -52,24 +52,13 @@ enum SyncTableSQL {
     /// Last writer wins: rows whose stored key `(updated_at, updated_by)` is older than the
     /// incoming one are overwritten (a delete keeps the data and sets the tombstone); ids the
     /// table has never seen are inserted. Returns the ids written.
-    static func lastWriterWins(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], keyedByUser: Bool = false,
-                               extraCondition: PGFragment? = nil) -> PGQuery {
+    static func lastWriterWins(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], extraCondition: PGFragment? = nil) -> PGQuery {
         let t = table.table
-        let match: PGFragment = keyedByUser ? "" : " AND h.id = i.id"
-        let createdAtIsServerTime = table.collection == .habits
+        let match: PGFragment = " AND h.id = i.id"
         let assignments = table.columns.map { column -> PGFragment in
-            if column.name == "created_at" && createdAtIsServerTime {
-                // createdAt defaults to the server time of the first write and then stays.
-                return "created_at = CASE WHEN i.is_delete THEN h.created_at ELSE coalesce(i.created_at, h.created_at, i.now) END"
-            }
-            return "\(column.name) = CASE WHEN i.is_delete THEN h.\(column.name) ELSE \(cast(column)) END"
+            "\(column.name) = CASE WHEN i.is_delete THEN h.\(column.name) ELSE \(cast(column)) END"
         }.joined(separator: ", ")
-        let insertValues = table.columns.map { column -> PGFragment in
-            if column.name == "created_at" && createdAtIsServerTime {
-                return "CASE WHEN i.is_delete THEN NULL ELSE coalesce(i.created_at, i.now) END"
-            }
-            return cast(column)
-        }.joined(separator: ", ")
+        let insertValues = castList(table)
         let extra: PGFragment = extraCondition.map { " AND " + $0 } ?? ""
         return """
             WITH input AS (\(input(table, rows))),
@@ -161,15 +150,10 @@ enum SyncTableSQL {
     /// PostgreSQL on the stored columns, so a row stored under older rules still compares.
     /// The rows' `version` slot carries the change's index in the batch, which is returned.
     /// `key` is the column the rows are matched on (`id`, or `achievement_id`).
-    static func sameContent(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], keyedByUser: Bool = false,
-                            key: PGFragment = "id") -> PGQuery {
-        let match: PGFragment = keyedByUser ? "" : " AND h.\(key) = i.\(key)"
+    static func sameContent(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], key: PGFragment = "id") -> PGQuery {
+        let match: PGFragment = " AND h.\(key) = i.\(key)"
         let stored = table.columns.map { "h.\($0.name)" as PGFragment }.joined(separator: ", ")
-        let incoming = table.columns.map { column -> PGFragment in
-            // A habit sent without createdAt keeps the stored one.
-            if column.name == "created_at" && table.collection == .habits { return "coalesce(i.created_at, h.created_at)" }
-            return cast(column)
-        }.joined(separator: ", ")
+        let incoming = castList(table)
         return """
             WITH input AS (\(input(table, rows)))
             SELECT i.version AS change_index

@@ -123,7 +123,10 @@ actor SimulatedDevice {
     }
 
     private func editHabit() throws -> (SyncCollection, UUID)? {
-        guard var habit = try randomLive(Habit.self) else { return try createHabit() }
+        // Half the edits go to the user's two first habits (by id), which every device holds:
+        // so devices offline at once edit one habit, and one field of it, often.
+        let shared = try store.fetchAll(Habit.self).filter { $0.syncStatus != .failed }.sorted { $0.id.uuidString < $1.id.uuidString }.prefix(2)
+        guard var habit = Bool.random() ? shared.randomElement() : try randomLive(Habit.self) else { return try createHabit() }
         // One field, or two: devices editing the same habit offline touch disjoint fields as
         // often as the same one (FieldCheck).
         var value = habit.value
