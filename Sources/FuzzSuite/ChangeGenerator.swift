@@ -74,12 +74,26 @@ struct ChangeGenerator {
             "collection": collection, "op": deleting ? "delete" : "upsert", "id": pick(corpus.ids, &random).uuidString.lowercased(),
             "updatedAt": chance(90, &random) ? WireTime.format(now.addingTimeInterval(Double(random.next() % 600) - 300)) : pick(FuzzCorpus.times(now: now), &random),
         ]
+        let mergesByField = ["habits", "reminders", "selectedApps", "userSettings"].contains(collection)
+        if !deleting, mergesByField, chance(40, &random) {
+            // Protocol 2's field edits: some fields only, some with times of their own (earlier,
+            // later than updatedAt, malformed, or naming a field not sent).
+            record = record.filter { _ in chance(40, &random) }
+            var times: [String: Any] = [:]
+            for name in record.keys where chance(50, &random) {
+                times[name] = chance(80, &random) ? WireTime.format(now.addingTimeInterval(-Double(random.next() % 900))) : hostileValue(&random)
+            }
+            if chance(5, &random) { times[pick(["name", "goalCount", "time", "orderIndex", "timezone", "x\u{0}y"], &random)] = WireTime.format(now) }
+            change["fieldTimes"] = chance(95, &random) ? times : hostileValue(&random)
+        } else if chance(2, &random) {
+            change["fieldTimes"] = ["name": WireTime.format(now)]
+        }
         if !deleting { change["record"] = record }
         // Protocol 2's increment: mostly on progress, mostly plausible, sometimes anything anywhere.
         if collection == "dailyProgress" && chance(40, &random) || chance(2, &random) {
             change["increment"] = chance(80, &random) ? pick([1, 1, 2, -1, 0, 1000, -1000, 1001], &random) : hostileValue(&random)
         }
-        if chance(3, &random) { change[pick(["collection", "op", "id", "updatedAt", "record", "increment", "extra"], &random)] = hostileValue(&random) }
+        if chance(3, &random) { change[pick(["collection", "op", "id", "updatedAt", "record", "increment", "fieldTimes", "extra"], &random)] = hostileValue(&random) }
         return change
     }
 
