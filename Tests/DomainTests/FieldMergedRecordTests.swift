@@ -182,4 +182,27 @@ import Testing
         #expect(settled[1].outcomes[2] == .superseded)
         #expect(settled[2].outcomes[3] == .applied)
     }
+
+    /// An achievement: its first unlock stays, whoever wrote it last and in whatever order the
+    /// unlocks arrive; its other fields merge as any record's.
+    @Test func anAchievementKeepsItsEarliestUnlockAndTheLatestOtherFields() {
+        let t = { (seconds: Double, device: String) in LWWKey(updatedAt: Self.base.addingTimeInterval(seconds), deviceID: device) }
+        func validate(_ record: [String: JSONValue]) throws(ChangeRejection) -> [String: JSONValue] {
+            guard case .string? = record["unlockedAt"] else { throw ChangeRejection(.invalidField, field: "unlockedAt", "unlockedAt is required") }
+            return ["unlockedAt": record["unlockedAt"] ?? .null, "title": record["title"] ?? .null]
+        }
+        let phone = FieldMergedRecord.Change(index: 0, key: t(100, "phone"), fields: ["unlockedAt": .string("2026-11-20T07:00:00.000Z"), "title": .string("Week")])
+        let watch = FieldMergedRecord.Change(index: 1, key: t(200, "watch"), fields: ["unlockedAt": .string("2026-11-19T07:00:00.000Z"), "title": .string("Week")])
+        let renamed = FieldMergedRecord.Change(index: 2, key: t(300, "phone"), fields: ["unlockedAt": .string("2026-11-21T07:00:00.000Z"), "title": .string("First week")])
+        var results: [FieldMergedRecord?] = []
+        for order in [[phone, watch, renamed], [renamed, watch, phone], [watch, renamed, phone]] {
+            var record: FieldMergedRecord?
+            for change in order { record = FieldMergedRecord.settle(record, [change], earliest: ["unlockedAt"], validate: validate).record }
+            #expect(record?.fields.record == ["unlockedAt": .string("2026-11-19T07:00:00.000Z"), "title": .string("First week")])
+            results.append(record)
+        }
+        #expect(results.allSatisfy { $0 == results[0] })
+        let late = FieldMergedRecord.settle(results[0], [renamed], earliest: ["unlockedAt"], validate: validate)
+        #expect(late.outcomes[2] == .unchanged || late.outcomes[2] == .superseded)
+    }
 }

@@ -76,21 +76,6 @@ import Testing
         #expect(PushPlan.lastWriterWinners(Array(changes.prefix(2))) { _ in one }[one]?.index == 0)
     }
 
-    @Test func theEarliestUnlockWinsEachAchievementAndATieKeepsTheFirst() throws {
-        let batch = [
-            Self.change("achievements", record: Self.achievement("first-week", unlockedAt: "2026-11-20T07:00:00.000Z")), // 0
-            Self.change("achievements", record: Self.achievement("first-week", unlockedAt: "2026-11-19T07:00:00.000Z")), // 1: earlier
-            Self.change("achievements", record: Self.achievement("first-week", unlockedAt: "2026-11-19T07:00:00.000Z")), // 2: tie
-            Self.change("achievements", record: Self.achievement("streak-30", unlockedAt: "2026-11-20T06:00:00.000Z")),  // 3
-        ]
-        let changes = try #require(PushPlan(batch, context: Self.context).steps.first?.changes)
-        #expect(changes.count == 4)
-        let winners = PushPlan.earliestUnlocks(changes)
-        #expect(winners.count == 2)
-        #expect(winners["first-week"]?.index == 1)
-        #expect(winners["streak-30"]?.index == 3)
-    }
-
     @Test func appendOnlyKeepsTheFirstOfEachIDAndNamesTheContradictions() throws {
         let a = UUID(), b = UUID()
         let batch = [

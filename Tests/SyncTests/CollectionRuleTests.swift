@@ -128,8 +128,12 @@ import TestSupport
             #expect(try await phone.push([Wire.change("achievements", fromPhone, at: Wire.at(100), record: Wire.achievement(unlockedAt: 100))]).status(0) == "applied")
             let earlier = try await watch.push([Wire.change("achievements", fromWatch, at: Wire.at(200), record: Wire.achievement(unlockedAt: 50))])
             #expect(earlier.status(0) == "applied")
+            // A later unlock (the same title, written later) does not move the unlock; the
+            // unlock it carried is logged by field as lost to the earlier one.
             let later = try await watch.push([Wire.change("achievements", UUID(), at: Wire.at(300), record: Wire.achievement(unlockedAt: 500))])
-            #expect(later.status(0) == "superseded")
+            #expect(later.status(0) == "applied")
+            #expect(later.result(0)["canonicalId"] as? String == fromPhone.uuidString.lowercased())
+            #expect(try await world.count("conflict_log", where: "collection = 'achievements' AND field = 'unlockedAt'") == 1)
             let state = try await phone.state().values.filter { $0["collection"] as? String == "achievements" }
             #expect(state.count == 1)
             #expect((state.first?["record"] as? JSON)?["unlockedAt"] as? String == Wire.at(50))

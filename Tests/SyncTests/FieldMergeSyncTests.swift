@@ -227,6 +227,7 @@ import TestSupport
                 ("habits", habit, full),
                 ("reminders", reminder, ["habitId": habit.uuidString.uppercased(), "time": "00:00", "isActive": false, "notificationIdentifier": "n\u{00A0}é"]),
                 ("selectedApps", app, ["appName": "A", "iconName": "i", "urlScheme": "x-y+z.1://", "dateAdded": "1970-01-01T00:00:00.0005Z", "orderIndex": 0]),
+                ("achievements", UUID(), ["achievementId": "streak-7 ✓", "title": "Seven", "unlockedAt": "2026-11-20T08:15:30+01:00"]),
                 ("userSettings", UUID(), ["timezone": "America/Argentina/Buenos_Aires", "selectedInterestTags": ["", "🏃", "a\u{301}"],
                                           "frePhase": "phase2Complete", "hasCompletedOnboarding": true, "gatewayTimerDuration": 45]),
             ]

@@ -46,19 +46,6 @@ public struct PushPlan: Sendable {
         return winners
     }
 
-    /// Insert-once inside one batch: for each achievement, the change with the earliest
-    /// `unlockedAt`, the first one in the batch on a tie.
-    public static func earliestUnlocks(_ changes: [PushChange]) -> [String: PushChange] {
-        var winners: [String: PushChange] = [:]
-        for change in changes {
-            guard case .achievement(let unlock)? = change.record else { continue }
-            if let current = winners[unlock.achievementId], case .achievement(let earlier)? = current.record,
-               earlier.unlockedAt <= unlock.unlockedAt { continue }
-            winners[unlock.achievementId] = change
-        }
-        return winners
-    }
-
     /// Append-only inside one batch: the first change of each id is the one to insert; a later
     /// one with the same record is a repeat, with another record a contradiction.
     public static func firstOfEachID(_ changes: [PushChange]) -> (first: [UUID: PushChange], contradicting: [PushChange]) {

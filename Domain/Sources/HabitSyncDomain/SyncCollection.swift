@@ -18,7 +18,8 @@ public enum SyncCollection: String, Sendable, CaseIterable, Hashable {
         case lastWriterWins
         /// The first write of an id is kept; the same again is a no-op, anything else refused.
         case appendOnly
-        /// One per natural key; the earliest `unlockedAt` wins.
+        /// One per natural key (`achievementId`), merged field by field; the earliest
+        /// `unlockedAt` wins.
         case insertOnce
         /// Computed by the server; never accepted from devices.
         case derived

@@ -2,7 +2,7 @@ import Foundation
 import HabitSyncDomain
 import LibPQClient
 
-/// Append-only collections (xpTransactions, usageEvents) and insert-once achievements.
+/// Append-only collections (xpTransactions, usageEvents).
 extension PushBatch {
     /// The first write of an id is stored; the same again is unchanged; anything else is
     /// `immutable_record`.
@@ -70,40 +70,6 @@ extension PushBatch {
                     record(result, collection: change.collection.rawValue)
                 }
             }
-        }
-    }
-
-    /// One achievement per `achievementId`: the earliest `unlockedAt` wins.
-    func applyInsertOnce(_ changes: [PushChange]) async throws {
-        func achievementID(_ change: PushChange) -> String {
-            guard case .achievement(let a)? = change.record else { return "" }
-            return a.achievementId
-        }
-        let winners = PushPlan.earliestUnlocks(changes)
-        var versions: [String: Int64] = [:]
-        let rows = winners.values.sorted { $0.index < $1.index }.map { change -> SyncRow in
-            let version = allocateVersion()
-            versions[achievementID(change)] = version
-            return SyncRow(id: change.id, version: version, updatedAt: change.updatedAt, updatedBy: device, isDelete: false, values: change.record.map(SyncTable.achievements.values) ?? [])
-        }
-        let written = Set(try await connection.query(SyncTableSQL.insertOnce(.achievements, tenant: tenant, user: user, rows: rows))
-            .rows.map { try $0.decode("id", as: String.self) })
-        let stored = try await storedRows(SyncTableSQL.current(.achievements, tenant: tenant, user: user, keys: Array(winners.keys),
-                                                               by: "achievement_id", keyType: "text"))
-        var notWritten: [(change: PushChange, key: UUID)] = []
-        for change in changes {
-            let key = achievementID(change)
-            guard let row = stored[key] else { continue }
-            if winners[key]?.index == change.index, written.contains(key), let version = versions[key] {
-                applied(change, version: version, canonical: row.id)
-            } else {
-                notWritten.append((change, row.id))
-            }
-        }
-        let same = try await storedAsSent(.achievements, notWritten, key: "achievement_id")
-        for (change, _) in notWritten {
-            guard let row = stored[achievementID(change)] else { continue }
-            if same.contains(change.index) { unchanged(change, version: row.serverVersion, canonical: row.id) } else { superseded(change, by: row) }
         }
     }
 }

@@ -2,11 +2,17 @@ import Foundation
 import HabitSyncDomain
 import LibPQClient
 
-/// Habits, reminders, selected apps and user settings merge field by field
+/// Habits, reminders, selected apps, user settings and achievements merge field by field
 /// (`FieldMergedRecord`): the stored records of the batch's targets are read once (with each
 /// field's key), the batch's changes folded into them in Swift, and the records that changed
 /// written with one statement. The push holds the user's lock, under which they were read.
 extension PushBatch {
+    /// What names the record a change is to: its id, the user (settings: one per user), or its
+    /// `achievementId` (one achievement per id and user; the first id sent stays the record's).
+    enum FieldMergeTarget {
+        case id, user, achievementID
+    }
+
     /// A stored record as the merge needs it.
     struct FieldMergedRow {
         let id: UUID
@@ -25,19 +31,27 @@ extension PushBatch {
     /// The stored rows of `keys` (every row of the user for `keyedByUser`): their record rendered
     /// as pulls render it (tombstones too: a record brought back keeps the fields it had), the
     /// record's key and the keys of the fields set before it. One index probe per key.
-    static func fieldMergedRows(_ collection: SyncCollection, tenant: UUID, user: String, keys: [UUID], keyedByUser: Bool) -> PGQuery {
+    static func fieldMergedRows(_ collection: SyncCollection, tenant: UUID, user: String, keys: [String], by target: FieldMergeTarget) -> PGQuery {
+        let key: PGFragment = target == .achievementID ? "h.achievement_id" : "h.id::text"
         let columns: PGFragment = """
-            h.id, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version, \
+            h.id, \(key) AS target, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version, \
             \(WireChangeSQL.record(collection, alias: "h"))::text AS record, h.field_times::text AS field_times
             """
         let table = PGFragment.identifier(collection.table)
-        if keyedByUser {
+        switch target {
+        case .user:
             return "SELECT \(columns) FROM \(table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)"
+        case .id:
+            return """
+                SELECT p.* FROM unnest(\(keys.compactMap { UUID(uuidString: $0) })::uuid[]) AS k(id)
+                CROSS JOIN LATERAL (SELECT \(columns) FROM \(table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = k.id OFFSET 0) p
+                """
+        case .achievementID:
+            return """
+                SELECT p.* FROM unnest(\(keys)::text[]) AS k(id)
+                CROSS JOIN LATERAL (SELECT \(columns) FROM \(table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.achievement_id = k.id OFFSET 0) p
+                """
         }
-        return """
-            SELECT p.* FROM unnest(\(keys)::uuid[]) AS k(id)
-            CROSS JOIN LATERAL (SELECT \(columns) FROM \(table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = k.id OFFSET 0) p
-            """
     }
 
     /// Writes the settled records: every data column (a tombstone keeps its data), the record's
@@ -81,21 +95,33 @@ extension PushBatch {
     }
 
     /// Settles `changes` of `table` field by field and writes the records that changed.
-    func applyFieldMerge(_ table: SyncTable, _ changes: [PushChange], keyedByUser: Bool = false) async throws {
+    func applyFieldMerge(_ table: SyncTable, _ changes: [PushChange], by targetKind: FieldMergeTarget = .id) async throws {
         guard !changes.isEmpty else { return }
         let collection = table.collection
-        func target(_ change: PushChange) -> UUID { keyedByUser ? derivedRecordID : change.id }
+        func target(_ change: PushChange) -> String {
+            switch targetKind {
+            case .id: change.id.uuidString.lowercased()
+            case .user: "user"
+            case .achievementID:
+                if case .achievement(let achievement)? = change.record { achievement.achievementId } else { change.id.uuidString.lowercased() }
+            }
+        }
         // In batch order: versions follow it, and so does the order pulls return the records.
-        var seen = Set<UUID>()
+        var seen = Set<String>()
         let targets = changes.map(target).filter { seen.insert($0).inserted }
-        var stored: [UUID: FieldMergedRow] = [:]
-        for row in try await connection.query(Self.fieldMergedRows(collection, tenant: tenant, user: user, keys: targets, keyedByUser: keyedByUser)).rows {
-            let id: UUID = try row.decode("id")
+        var stored: [String: FieldMergedRow] = [:]
+        for row in try await connection.query(Self.fieldMergedRows(collection, tenant: tenant, user: user, keys: targets, by: targetKind)).rows {
             let key = LWWKey(updatedAt: try row.decode("updated_at"), deviceID: try row.decode("updated_by"))
             let record = Self.storedFields(try row.decode("record"), fieldTimes: try row.decodeIfPresent("field_times"), key: key)
-            stored[keyedByUser ? derivedRecordID : id] = FieldMergedRow(
-                id: id, serverVersion: try row.decode("server_version"),
+            stored[targetKind == .user ? "user" : try row.decode("target", as: String.self)] = FieldMergedRow(
+                id: try row.decode("id"), serverVersion: try row.decode("server_version"),
                 record: FieldMergedRecord(fields: record, key: key, deleted: try row.decode("deleted")))
+        }
+        // The id a record is kept under: the stored one; a new one takes the settings id, or the
+        // id of the first change to it.
+        var rowIDs: [String: UUID] = [:]
+        for change in changes where rowIDs[target(change)] == nil {
+            rowIDs[target(change)] = stored[target(change)]?.id ?? (targetKind == .user ? derivedRecordID : change.id)
         }
         let liveHabits = collection == .reminders ? try await liveHabitsReferenced(by: changes, stored: stored.values.map(\.record)) : []
         let validate: FieldMergedRecord.Validate = { [context] fields throws(ChangeRejection) in
@@ -105,14 +131,16 @@ extension PushBatch {
             }
             return CanonicalFields.of(record) ?? [:]
         }
+        // An achievement's first unlock stays its unlock, whoever wrote it last.
+        let earliest: Set<String> = collection == .achievements ? ["unlockedAt"] : []
 
         var rows: [SyncRow] = [], fieldTimes: [String?] = []
-        var versions: [UUID: Int64] = [:]
-        var settlements: [UUID: FieldMergedRecord.Settlement] = [:]
+        var versions: [String: Int64] = [:]
+        var settlements: [String: FieldMergedRecord.Settlement] = [:]
         let byTarget = Dictionary(grouping: changes, by: target)
         for key in targets {
-            guard let group = byTarget[key] else { continue }
-            let settlement = FieldMergedRecord.settle(stored[key]?.record, group.map(fieldChange), validate: validate)
+            guard let group = byTarget[key], let rowID = rowIDs[key] else { continue }
+            let settlement = FieldMergedRecord.settle(stored[key]?.record, group.map(fieldChange), earliest: earliest, validate: validate)
             settlements[key] = settlement
             guard settlement.changed, let record = settlement.record else { continue }
             var values: [String?] = []
@@ -122,21 +150,21 @@ extension PushBatch {
             }
             let version = allocateVersion()
             versions[key] = version
-            rows.append(SyncRow(id: stored[key]?.id ?? key, version: version, updatedAt: record.key.updatedAt, updatedBy: record.key.deviceID,
+            rows.append(SyncRow(id: rowID, version: version, updatedAt: record.key.updatedAt, updatedBy: record.key.deviceID,
                                 isDelete: record.deleted, values: values))
             fieldTimes.append(Self.fieldTimesJSON(record))
         }
         if !rows.isEmpty {
-            try await connection.query(Self.writeFieldMerged(table, tenant: tenant, user: user, rows: rows, fieldTimes: fieldTimes, keyedByUser: keyedByUser))
+            try await connection.query(Self.writeFieldMerged(table, tenant: tenant, user: user, rows: rows, fieldTimes: fieldTimes, keyedByUser: targetKind == .user))
             try await afterFieldMergedWrites(collection, rows)
         }
 
         // Superseded changes return the record as it stands now.
         let supersededTargets = settlements.filter { $0.value.outcomes.values.contains(.superseded) }.map(\.key)
-        let current = supersededTargets.isEmpty ? [:] : try await storedRows(collection, keys: supersededTargets.map { stored[$0]?.id ?? $0 })
+        let current = supersededTargets.isEmpty ? [:] : try await storedRows(collection, keys: supersededTargets.compactMap { rowIDs[$0] })
         for change in changes {
             let key = target(change)
-            let canonical = stored[key]?.id ?? key
+            let canonical = rowIDs[key] ?? change.id
             switch settlements[key]?.outcomes[change.index] {
             case .applied?:
                 if let version = versions[key] { applied(change, version: version, canonical: canonical) }
@@ -153,7 +181,8 @@ extension PushBatch {
             }
         }
         for (key, settlement) in settlements where versions[key] != nil || settlement.outcomes.values.contains(.superseded) {
-            fieldLosses += settlement.losses.map { FieldLoss(index: $0.index, collection: collection, recordID: stored[key]?.id ?? key, loss: $0.loss) }
+            guard let rowID = rowIDs[key] else { continue }
+            fieldLosses += settlement.losses.map { FieldLoss(index: $0.index, collection: collection, recordID: rowID, loss: $0.loss) }
         }
     }
 

@@ -80,13 +80,13 @@ final class PushBatch {
             case .selectedApps:
                 try await applyFieldMerge(.selectedApps, changes)
             case .userSettings:
-                try await applyFieldMerge(.userSettings, changes, keyedByUser: true)
+                try await applyFieldMerge(.userSettings, changes, by: .user)
             case .xpTransactions:
                 try await applyAppendOnly(.xpTransactions, changes)
             case .usageEvents:
                 try await applyAppendOnly(.usageEvents, changes)
             case .achievements:
-                try await applyInsertOnce(changes)
+                try await applyFieldMerge(.achievements, changes, by: .achievementID)
             case .globalStreak, .userProgress, .usageStreak:
                 break  // refused during validation
             }

@@ -120,31 +120,6 @@ enum SyncTableSQL {
         """
     }
 
-    /// Insert-once by `achievement_id`: a new one is inserted, an earlier unlock replaces a later
-    /// one (keeping the first id). Returns the achievement ids written.
-    static func insertOnce(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
-        let assignments = table.columns.filter { $0.name != "achievement_id" }.map { "\($0.name) = \(cast($0))" as PGFragment }
-        return """
-            WITH input AS (\(input(table, rows))),
-            updated AS (
-                UPDATE \(table.table) h SET \(assignments.joined(separator: ", ")),
-                    updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = now()
-                FROM input i
-                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.achievement_id = i.achievement_id
-                  AND i.unlocked_at < h.unlocked_at
-                RETURNING h.achievement_id
-            ),
-            inserted AS (
-                INSERT INTO \(table.table) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
-                SELECT \(tenant), \(user), i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, now()
-                FROM input i
-                WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.achievement_id = i.achievement_id OFFSET 0)
-                RETURNING achievement_id
-            )
-            SELECT achievement_id AS id FROM updated UNION ALL SELECT achievement_id FROM inserted
-            """
-    }
-
     /// Which incoming rows the table already holds exactly: the same tombstone state and, for
     /// a live row, every data column `IS NOT DISTINCT FROM` the incoming value. Decided by
     /// PostgreSQL on the stored columns, so a row stored under older rules still compares.

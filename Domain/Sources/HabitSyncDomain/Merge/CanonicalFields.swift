@@ -1,6 +1,6 @@
 import Foundation
 
-/// A record of a collection that merges field by field, as the map of its fields in the form
+/// A record of a collection that merges field by field (and an achievement), as the map of its fields in the form
 /// the server stores and pulls return them (the record functions of migration 0007): every
 /// field present (null when empty), UUIDs in lower case, times in UTC to the millisecond. Two
 /// spellings of one value ("…Z" and "…+00:00", upper- and lower-case UUIDs) are one value here,
@@ -29,7 +29,10 @@ public enum CanonicalFields {
                     "onboardingDeterminationLevel": number(s.onboardingDeterminationLevel),
                     "selectedInterestTags": .array(s.selectedInterestTags.map { .string($0) }), "frePhase": .string(s.frePhase),
                     "hasCompletedOnboarding": .bool(s.hasCompletedOnboarding)]
-        case .dailyProgress, .xpTransaction, .achievement, .focusSession, .usageEvent:
+        case .achievement(let a):
+            return ["achievementId": .string(a.achievementId), "title": .string(a.title), "description": .string(a.description),
+                    "unlockedAt": time(a.unlockedAt), "xpAwarded": number(a.xpAwarded)]
+        case .dailyProgress, .xpTransaction, .focusSession, .usageEvent:
             return nil
         }
     }

@@ -45,9 +45,10 @@ public struct FieldMerge: Sendable, Equatable {
         apply(changed.mapValues { Entry(value: $0, at: at) })
     }
 
-    /// Applies one change whose fields carry times of their own.
+    /// Applies one change whose fields carry times of their own. In `earliest` fields (an
+    /// achievement's `unlockedAt`) the earlier value wins instead, whatever its key.
     @discardableResult
-    public mutating func apply(_ changed: [String: Entry]) -> [Loss] {
+    public mutating func apply(_ changed: [String: Entry], earliest: Set<String> = []) -> [Loss] {
         var losses: [Loss] = []
         for (field, incoming) in changed.sorted(by: { $0.key < $1.key }) {
             guard let stored = fields[field] else {
@@ -55,7 +56,7 @@ public struct FieldMerge: Sendable, Equatable {
                 continue
             }
             if stored == incoming { continue }
-            if Self.wins(incoming, over: stored) {
+            if Self.wins(incoming, over: stored, earliest: earliest.contains(field)) {
                 fields[field] = incoming
                 losses.append(Loss(field: field, lost: stored, winner: incoming))
             } else {
@@ -66,8 +67,11 @@ public struct FieldMerge: Sendable, Equatable {
     }
 
     /// The later write; of two at the same key (one device, one millisecond), the one whose
-    /// value sorts later as JSON text, so the outcome never depends on arrival.
-    static func wins(_ a: Entry, over b: Entry) -> Bool {
+    /// value sorts later as JSON text, so the outcome never depends on arrival. For an
+    /// `earliest` field, the earlier value (times in the wire format sort as their text), and of
+    /// one value the later write.
+    static func wins(_ a: Entry, over b: Entry, earliest: Bool = false) -> Bool {
+        if earliest, a.bytes != b.bytes { return a.bytes.lexicographicallyPrecedes(b.bytes) }
         if a.at != b.at { return b.at < a.at }
         return b.bytes.lexicographicallyPrecedes(a.bytes)
     }

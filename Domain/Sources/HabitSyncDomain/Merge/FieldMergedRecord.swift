@@ -73,10 +73,11 @@ public struct FieldMergedRecord: Sendable, Equatable {
     public typealias Validate = ([String: JSONValue]) throws(ChangeRejection) -> [String: JSONValue]
 
     /// Folds `changes` (in batch order) into `stored` (nil: the record does not exist).
-    public static func settle(_ stored: FieldMergedRecord?, _ changes: [Change], validate: Validate) -> Settlement {
+    /// `earliest`: fields where the earlier value wins (`FieldMerge.apply`).
+    public static func settle(_ stored: FieldMergedRecord?, _ changes: [Change], earliest: Set<String> = [], validate: Validate) -> Settlement {
         var settlement = Settlement(record: stored)
         for change in changes {
-            let outcome = settlement.apply(change, validate: validate)
+            let outcome = settlement.apply(change, earliest: earliest, validate: validate)
             settlement.outcomes[change.index] = outcome
             if outcome == .applied { settlement.changed = true }
         }
@@ -85,7 +86,7 @@ public struct FieldMergedRecord: Sendable, Equatable {
 }
 
 extension FieldMergedRecord.Settlement {
-    fileprivate mutating func apply(_ change: FieldMergedRecord.Change, validate: FieldMergedRecord.Validate) -> FieldMergedRecord.Outcome {
+    fileprivate mutating func apply(_ change: FieldMergedRecord.Change, earliest: Set<String>, validate: FieldMergedRecord.Validate) -> FieldMergedRecord.Outcome {
         guard let sent = change.fields else { return delete(change) }
         var current = record ?? FieldMergedRecord(fields: FieldMerge(), key: .never, deleted: false)
         // What the device meant must make a valid record with the stored fields it did not send.
@@ -105,7 +106,7 @@ extension FieldMergedRecord.Settlement {
             incoming[field] = FieldMerge.Entry(value: value, at: change.times[field] ?? change.key)
         }
         var merged = current.fields
-        let fieldLosses = merged.apply(incoming)
+        let fieldLosses = merged.apply(incoming, earliest: earliest)
         let lost = fieldLosses.filter { incoming[$0.field] == $0.lost && $0.lost.value.jsonText != $0.winner.value.jsonText }
         let won = incoming.contains { merged.fields[$0.key] == $0.value && current.fields.fields[$0.key] != $0.value }
         let later = current.key < change.key
