@@ -82,9 +82,10 @@ struct ConvergenceRun {
                 for _ in 0..<settings.roundsPerServer {
                     try await Self.round(everyDevice)
                     if Int.random(in: 0..<3) == 0 {
+                        // The conflict log is kept: the field check looks every lost write up in it.
                         let report = try await world.database.withPool(size: 1) { pool in
                             try await MaintenanceStore(pool: pool).run(
-                                retention: .init(tombstones: 0.001, pushBatches: 0.001, conflicts: 0.001, usageEvents: 90 * 86_400), now: Date().addingTimeInterval(1))
+                                retention: .init(tombstones: 0.001, pushBatches: 0.001, conflicts: 90 * 86_400, usageEvents: 90 * 86_400), now: Date().addingTimeInterval(1))
                         }
                         for device in everyDevice { device.ledger.note("maintenance purged \(report.tombstonesPurged) tombstones") }
                         totals.purges += 1
