@@ -121,14 +121,16 @@ struct FieldCheck {
 }
 
 /// The server's rendering of a record (migration 0007's functions), for checks behind the API.
+/// The row goes in as `ROW(h.*)::table`: on a Citus shard a row has the shard's type.
 enum WireChangeSQLForTests {
     static func record(_ collection: SyncCollection) -> PGFragment {
+        let row: PGFragment = "ROW(h.*)::\(PGFragment.identifier(collection.table))"
         switch collection {
-        case .habits: "habitsync_habit_record_json(h)"
-        case .reminders: "habitsync_reminder_record_json(h)"
-        case .selectedApps: "habitsync_selected_app_record_json(h)"
-        case .userSettings: "habitsync_user_settings_record_json(h)"
-        default: "NULL::text"
+        case .habits: return "habitsync_habit_record_json(\(row))"
+        case .reminders: return "habitsync_reminder_record_json(\(row))"
+        case .selectedApps: return "habitsync_selected_app_record_json(\(row))"
+        case .userSettings: return "habitsync_user_settings_record_json(\(row))"
+        default: return "NULL::text"
         }
     }
 }
