@@ -20,6 +20,12 @@ extension PushBatch {
         let record: FieldMergedRecord
     }
 
+    /// Records validated during one collection's fold, by the text of their canonical fields.
+    /// A class so the validation closure can fill it; it lives and dies inside one call.
+    final class ValidatedRecords {
+        var byText: [String: ValidatedRecord] = [:]
+    }
+
     /// One field write that lost, for the conflict log.
     struct FieldLoss {
         let index: Int
@@ -124,12 +130,17 @@ extension PushBatch {
             rowIDs[target(change)] = stored[target(change)]?.id ?? (targetKind == .user ? derivedRecordID : change.id)
         }
         let liveHabits = collection == .reminders ? try await liveHabitsReferenced(by: changes, stored: stored.values.map(\.record)) : []
+        // The records validated, by their canonical text: the write takes the settled record's
+        // from here rather than validating it once more.
+        let validated = ValidatedRecords()
         let validate: FieldMergedRecord.Validate = { [context] fields throws(ChangeRejection) in
             let record = try ValidatedRecord.validate(collection, fields, context: context)
             if case .reminder(let reminder) = record, !liveHabits.contains(reminder.habitId) {
                 throw ChangeRejection(.unknownReference, field: "habitId", "habitId \(reminder.habitId.uuidString.lowercased()) names no habit of this user (or a deleted one)")
             }
-            return CanonicalFields.of(record) ?? [:]
+            let canonical = CanonicalFields.of(record) ?? [:]
+            validated.byText[JSONValue.object(canonical).jsonText] = record
+            return canonical
         }
         // An achievement's first unlock stays its unlock, whoever wrote it last.
         let earliest: Set<String> = collection == .achievements ? ["unlockedAt"] : []
@@ -145,8 +156,10 @@ extension PushBatch {
             guard settlement.changed, let record = settlement.record else { continue }
             var values: [String?] = []
             if !record.deleted {
-                guard case .some(let validated) = try? ValidatedRecord.validate(collection, record.fields.record, context: context) else { continue }
-                values = table.values(validated)
+                let fields = record.fields.record
+                guard let valid = validated.byText[JSONValue.object(fields).jsonText] ?? (try? ValidatedRecord.validate(collection, fields, context: context))
+                else { continue }
+                values = table.values(valid)
             }
             let version = allocateVersion()
             versions[key] = version
