@@ -40,12 +40,12 @@ public final class PgBouncerProcess: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["--version"]
-        let output = Pipe()
-        process.standardOutput = output
+        let output = try CapturedOutput()
+        process.standardOutput = output.handle
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        let text = output.text()
         let numbers = text.split(separator: "\n").first?.split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
         guard numbers.count >= 2 else { throw HarnessError("\(binary) --version printed no version: \(text.prefix(200))") }
         return (numbers[0], numbers[1])

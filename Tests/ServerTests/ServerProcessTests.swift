@@ -93,12 +93,12 @@ import TestSupport
             environment[variable] = value
             environment["DATABASE_URL"] = "host=127.0.0.1 port=1"
             process.environment = environment
-            let errors = Pipe()
-            process.standardError = errors
+            let errors = try CapturedOutput()
+            process.standardError = errors.handle
             process.standardOutput = FileHandle.nullDevice
             try process.run()
             let termination = await process.exited()
-            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let message = errors.text()
             #expect(termination.status != 0)
             #expect(message.contains(variable) && message.contains(value), "\(variable): \(message)")
         }
@@ -108,11 +108,11 @@ import TestSupport
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = ["serve", "--help"]
-        let output = Pipe()
-        process.standardOutput = output
+        let output = try CapturedOutput()
+        process.standardOutput = output.handle
         try process.run()
         await process.exited()
-        let help = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let help = output.text()
         for variable in ["DATABASE_URL", "HABITSYNC_HOST", "HABITSYNC_PORT", "HABITSYNC_MIGRATE", "HABITSYNC_POOL_SIZE",
                          "HABITSYNC_STATEMENT_TIMEOUT", "HABITSYNC_DRAIN_TIMEOUT", "HABITSYNC_DATA_DIR", "HABITSYNC_MIGRATIONS_DIR",
                          "HABITSYNC_LOG_LEVEL", "HABITSYNC_LOG_FORMAT"] {
