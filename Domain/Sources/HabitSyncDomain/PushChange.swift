@@ -43,10 +43,6 @@ public struct PushChange: Sendable, Equatable {
         self.fieldTimes = fieldTimes
     }
 
-    /// Whether the record is a set of changed fields to merge in the store (protocol 2) rather
-    /// than a whole record validated already.
-    public var carriesFields: Bool { op == .upsert && record == nil && rawRecord != nil }
-
     /// Validates change `index` of a batch. `updatedAt` more than `context.maximumSkew` ahead of
     /// `context.now` is clamped to `now`, so a device with a wrong clock cannot win every future conflict.
     public static func validate(_ fields: [String: JSONValue], index: Int, context: ValidationContext) throws(ChangeRejection) -> PushChange {

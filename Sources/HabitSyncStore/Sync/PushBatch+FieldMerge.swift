@@ -66,24 +66,13 @@ extension PushBatch {
     /// security refuses.
     static func writeFieldMerged(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], fieldTimes: [String?], keyedByUser: Bool) -> PGQuery {
         let match: PGFragment = keyedByUser ? "" : " AND h.id = i.id"
-        let assignments = table.columns.map { column -> PGFragment in
-            if column.name == "created_at" && table.collection == .habits {
-                // createdAt defaults to the server time of the first write and then stays.
-                return "created_at = CASE WHEN i.is_delete THEN h.created_at ELSE coalesce(i.created_at, h.created_at, i.now) END"
-            }
-            return "\(column.name) = CASE WHEN i.is_delete THEN h.\(column.name) ELSE i.\(column.name) END"
-        }.joined(separator: ", ")
-        let insertValues = table.columns.map { column -> PGFragment in
-            if column.name == "created_at" && table.collection == .habits { return "CASE WHEN i.is_delete THEN NULL ELSE coalesce(i.created_at, i.now) END" }
-            return "i.\(column.name)"
-        }.joined(separator: ", ")
         return """
             WITH input AS (
                 SELECT i.*, f.field_times::jsonb AS field_times FROM (\(SyncTableSQL.input(table, rows))) i
                 JOIN unnest(\(rows.map(\.id))::uuid[], \(fieldTimes)::text[]) AS f(id, field_times) ON f.id = i.id
             ),
             updated AS (
-                UPDATE \(table.table) h SET \(assignments),
+                UPDATE \(table.table) h SET \(SyncTableSQL.dataAssignments(table)),
                     updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
                     deleted_at = CASE WHEN i.is_delete THEN coalesce(h.deleted_at, i.now) END, field_times = i.field_times
                 FROM input i
@@ -92,7 +81,7 @@ extension PushBatch {
             )
             INSERT INTO \(table.table) (tenant_id, user_id, id, \(SyncTableSQL.columnList(table)), updated_at, updated_by, server_version, synced_at,
                                        deleted_at, field_times)
-            SELECT \(tenant), \(user), i.id, \(insertValues), i.updated_at, i.updated_by, i.version, i.now,
+            SELECT \(tenant), \(user), i.id, \(SyncTableSQL.insertValues(table)), i.updated_at, i.updated_by, i.version, i.now,
                    CASE WHEN i.is_delete THEN i.now END, i.field_times
             FROM input i
             WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.id = i.id)

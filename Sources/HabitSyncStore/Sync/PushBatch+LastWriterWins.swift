@@ -71,13 +71,13 @@ extension PushBatch {
 
     /// The indices of `changes` whose content the table already holds exactly, decided by
     /// PostgreSQL on the stored columns (one statement, none when `changes` is empty).
-    func storedAsSent(_ table: SyncTable, _ changes: [(change: PushChange, key: UUID)], key: PGFragment = "id") async throws -> Set<Int> {
+    func storedAsSent(_ table: SyncTable, _ changes: [(change: PushChange, key: UUID)]) async throws -> Set<Int> {
         guard !changes.isEmpty else { return [] }
         let rows = changes.map { change, target in
             SyncRow(id: target, version: Int64(change.index), updatedAt: change.updatedAt, updatedBy: device, isDelete: change.op == .delete,
                     values: change.record.map(table.values) ?? [])
         }
-        let query = SyncTableSQL.sameContent(table, tenant: tenant, user: user, rows: rows, key: key)
+        let query = SyncTableSQL.sameContent(table, tenant: tenant, user: user, rows: rows)
         return Set(try await connection.query(query).rows.map { Int(try $0.decode("change_index", as: Int64.self)) })
     }
 

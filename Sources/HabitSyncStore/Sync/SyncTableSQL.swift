@@ -49,33 +49,47 @@ enum SyncTableSQL {
         table.columns.map { cast($0) }.joined(separator: ", ")
     }
 
+    /// `SET` of the data columns from the input row `i` over the stored row `h`: a delete keeps
+    /// the data; a habit's createdAt defaults to the server time of the first write, then stays.
+    static func dataAssignments(_ table: SyncTable) -> PGFragment {
+        table.columns.map { column -> PGFragment in
+            if column.name == "created_at" && table.collection == .habits {
+                return "created_at = CASE WHEN i.is_delete THEN h.created_at ELSE coalesce(i.created_at, h.created_at, i.now) END"
+            }
+            return "\(column.name) = CASE WHEN i.is_delete THEN h.\(column.name) ELSE \(cast(column)) END"
+        }.joined(separator: ", ")
+    }
+
+    /// The data columns of a row inserted from the input row `i` (a habit's createdAt as above).
+    static func insertValues(_ table: SyncTable) -> PGFragment {
+        table.columns.map { column -> PGFragment in
+            if column.name == "created_at" && table.collection == .habits { return "CASE WHEN i.is_delete THEN NULL ELSE coalesce(i.created_at, i.now) END" }
+            return cast(column)
+        }.joined(separator: ", ")
+    }
+
     /// Last writer wins: rows whose stored key `(updated_at, updated_by)` is older than the
     /// incoming one are overwritten (a delete keeps the data and sets the tombstone); ids the
     /// table has never seen are inserted. Returns the ids written.
     static func lastWriterWins(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], extraCondition: PGFragment? = nil) -> PGQuery {
         let t = table.table
-        let match: PGFragment = " AND h.id = i.id"
-        let assignments = table.columns.map { column -> PGFragment in
-            "\(column.name) = CASE WHEN i.is_delete THEN h.\(column.name) ELSE \(cast(column)) END"
-        }.joined(separator: ", ")
-        let insertValues = castList(table)
         let extra: PGFragment = extraCondition.map { " AND " + $0 } ?? ""
         return """
             WITH input AS (\(input(table, rows))),
             updated AS (
-                UPDATE \(t) h SET \(assignments),
+                UPDATE \(t) h SET \(dataAssignments(table)),
                     updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
                     deleted_at = CASE WHEN i.is_delete THEN i.now END
                 FROM input i
-                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match)
+                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id
                   AND (h.updated_at, h.updated_by COLLATE "C") < (i.updated_at, i.updated_by COLLATE "C")\(extra)
                 RETURNING h.id
             ),
             inserted AS (
                 INSERT INTO \(t) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at, deleted_at)
-                SELECT \(tenant), \(user), i.id, \(insertValues), i.updated_at, i.updated_by, i.version, i.now, CASE WHEN i.is_delete THEN i.now END
+                SELECT \(tenant), \(user), i.id, \(insertValues(table)), i.updated_at, i.updated_by, i.version, i.now, CASE WHEN i.is_delete THEN i.now END
                 FROM input i
-                WHERE NOT EXISTS (SELECT 1 FROM \(t) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match) OFFSET 0)
+                WHERE NOT EXISTS (SELECT 1 FROM \(t) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id OFFSET 0)
                 RETURNING id
             )
             SELECT id FROM updated UNION ALL SELECT id FROM inserted
@@ -124,15 +138,13 @@ enum SyncTableSQL {
     /// a live row, every data column `IS NOT DISTINCT FROM` the incoming value. Decided by
     /// PostgreSQL on the stored columns, so a row stored under older rules still compares.
     /// The rows' `version` slot carries the change's index in the batch, which is returned.
-    /// `key` is the column the rows are matched on (`id`, or `achievement_id`).
-    static func sameContent(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], key: PGFragment = "id") -> PGQuery {
-        let match: PGFragment = " AND h.\(key) = i.\(key)"
+    static func sameContent(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
         let stored = table.columns.map { "h.\($0.name)" as PGFragment }.joined(separator: ", ")
         let incoming = castList(table)
         return """
             WITH input AS (\(input(table, rows)))
             SELECT i.version AS change_index
-            FROM input i CROSS JOIN LATERAL (SELECT * FROM \(table.table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match) OFFSET 0) h
+            FROM input i CROSS JOIN LATERAL (SELECT * FROM \(table.table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id OFFSET 0) h
             WHERE (h.deleted_at IS NOT NULL) = i.is_delete
               AND (i.is_delete OR (\(stored)) IS NOT DISTINCT FROM (\(incoming)))
             """
