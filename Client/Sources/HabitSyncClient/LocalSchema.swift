@@ -136,7 +136,7 @@ enum LocalSchema {
     /// anew (a record sent whole is from then on edited by field too).
     static let resetFieldsInBatch = """
         UPDATE records SET pending_fields = '{}'
-        WHERE record IS NOT NULL AND collection IN ('habits', 'reminders', 'selectedApps', 'userSettings')
+        WHERE record IS NOT NULL AND collection IN (\(SyncCollection.allCases.filter(\.mergesByField).map { "'\($0.rawValue)'" }.joined(separator: ", ")))
           AND EXISTS (SELECT 1 FROM pending_batch_entries e WHERE e.batch_id = ? AND e.collection = records.collection AND e.id = records.id)
         """
 

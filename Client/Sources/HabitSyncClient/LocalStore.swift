@@ -52,7 +52,8 @@ public final class LocalStore: Sendable {
     @discardableResult
     public func save(_ collection: SyncCollection, id: UUID = UUID(), fields: [String: JSONValue], settingCount: Bool = false) throws -> LocalRecord {
         if collection.kind == .derived { throw LocalStoreError.derivedCollection }
-        _ = try ValidatedRecord.validate(collection, fields, context: .standalone(now: now()))
+        let context = ValidationContext.standalone(now: now())
+        let validated = try ValidatedRecord.validate(collection, fields, context: context)
         let json = JSONValue.object(fields).jsonText
         return try database.write { db in
             if collection.kind != .lastWriterWins, let existing = try Self.fetch(db, collection, id), existing.syncStatus != .failed {
@@ -68,7 +69,7 @@ public final class LocalStore: Sendable {
             }
             var changedFields: Set<String>?
             if collection.mergesByField, let existing, let before = existing.fields, existing.syncStatus != .failed,
-               let changed = Self.changedFields(collection, from: before, to: fields, context: .standalone(now: now())) {
+               let changed = Self.changedFields(collection, from: before, to: fields, saving: validated, context: context) {
                 // Only what the user changed is sent, so another device's edit of another field stays.
                 if changed.isEmpty { return existing }
                 changedFields = changed
@@ -110,9 +111,9 @@ public final class LocalStore: Sendable {
     /// null, but a `createdAt` left out is the server's to keep); nil when the record as it was
     /// does not pass today's rules (it is then sent whole).
     static func changedFields(_ collection: SyncCollection, from before: [String: JSONValue], to after: [String: JSONValue],
-                              context: ValidationContext) -> Set<String>? {
+                              saving new: ValidatedRecord, context: ValidationContext) -> Set<String>? {
         guard let old = try? ValidatedRecord.validate(collection, before, context: context), let was = CanonicalFields.of(old),
-              let new = try? ValidatedRecord.validate(collection, after, context: context), let now = CanonicalFields.of(new)
+              let now = CanonicalFields.of(new)
         else { return nil }
         return Set(was.keys).union(now.keys).filter { field in
             if field == "createdAt", after[field] == nil || after[field] == .null { return false }
