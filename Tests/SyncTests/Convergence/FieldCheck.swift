@@ -1,5 +1,6 @@
 import Foundation
 import HabitSyncDomain
+@testable import HabitSyncStore
 import LibPQClient
 import Testing
 
@@ -75,7 +76,7 @@ struct FieldCheck {
             guard let kind = SyncCollection(rawValue: collection) else { continue }
             let table = PGFragment.identifier(kind.table)
             let rows = try await connection.query("""
-                SELECT h.id::text AS id, \(WireChangeSQLForTests.record(kind)) AS record FROM \(table) h
+                SELECT h.id::text AS id, \(WireChangeSQL.record(kind, alias: "h")) AS record FROM \(table) h
                 WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.deleted_at IS NULL
                 """).rows
             for row in rows {
@@ -117,20 +118,5 @@ struct FieldCheck {
             }
         }
         return (compared, foundLogged)
-    }
-}
-
-/// The server's rendering of a record (migration 0007's functions), for checks behind the API.
-/// The row goes in as `ROW(h.*)::table`: on a Citus shard a row has the shard's type.
-enum WireChangeSQLForTests {
-    static func record(_ collection: SyncCollection) -> PGFragment {
-        let row: PGFragment = "ROW(h.*)::\(PGFragment.identifier(collection.table))"
-        switch collection {
-        case .habits: return "habitsync_habit_record_json(\(row))"
-        case .reminders: return "habitsync_reminder_record_json(\(row))"
-        case .selectedApps: return "habitsync_selected_app_record_json(\(row))"
-        case .userSettings: return "habitsync_user_settings_record_json(\(row))"
-        default: return "NULL::text"
-        }
     }
 }
