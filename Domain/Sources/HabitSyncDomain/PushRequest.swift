@@ -1,7 +1,7 @@
 import Foundation
 
 /// A push body, checked as an envelope: `{"batchId": UUID, "protocolVersion"?: 1|2,
-/// "changes": [object…]}`. Problems here make the whole request a 400; problems inside one
+/// "epoch"?: text, "changes": [object…]}`. Problems here make the whole request a 400; problems inside one
 /// change only reject that change.
 public struct PushRequest: Sendable {
     /// The protocol versions this build serves. 1: whole-record upserts (no `protocolVersion`
@@ -11,6 +11,8 @@ public struct PushRequest: Sendable {
     public let batchId: UUID
     /// 1 when the body does not say.
     public let protocolVersion: Int
+    /// The epoch the device last synced in (`SyncEpoch`); nil from a device that never synced.
+    public let epoch: SyncEpoch?
     public let changes: [[String: JSONValue]]
 
     public static func parse(_ body: Data, maximumChanges: Int) throws(PushRequestError) -> PushRequest {
@@ -32,7 +34,7 @@ public struct PushRequest: Sendable {
         guard case .object(let envelope) = value else {
             throw PushRequestError(code: .malformedRequest, field: nil, message: "the body must be a JSON object with batchId and changes")
         }
-        if let unknown = envelope.keys.filter({ !["batchId", "protocolVersion", "changes"].contains($0) }).sorted().first {
+        if let unknown = envelope.keys.filter({ !["batchId", "protocolVersion", "epoch", "changes"].contains($0) }).sorted().first {
             let name = TextRules.quoted(unknown)
             throw PushRequestError(code: .unknownField, field: name, message: "\(name) is not a field of a push request")
         }
@@ -52,6 +54,13 @@ public struct PushRequest: Sendable {
             }
             protocolVersion = Int(number)
         }
+        var epoch: SyncEpoch?
+        if let value = envelope["epoch"] {
+            guard case .string(let text) = value, let parsed = SyncEpoch(text) else {
+                throw PushRequestError(code: .invalidField, field: "epoch", message: "epoch must be the epoch a pull or push answered (hexadecimal digits, as sent)")
+            }
+            epoch = parsed
+        }
         guard case .array(let items)? = envelope["changes"] else {
             throw PushRequestError(code: .invalidField, field: "changes", message: "changes must be an array")
         }
@@ -66,7 +75,7 @@ public struct PushRequest: Sendable {
             }
             changes.append(change)
         }
-        return PushRequest(batchId: batchId, protocolVersion: protocolVersion, changes: changes)
+        return PushRequest(batchId: batchId, protocolVersion: protocolVersion, epoch: epoch, changes: changes)
     }
 }
 

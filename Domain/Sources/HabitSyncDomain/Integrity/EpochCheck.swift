@@ -1,0 +1,54 @@
+/// Whether a device's request belongs to the server's current timeline, and if not, what the
+/// device must do (docs/protocol.md, "Epochs"). Pure: the store reads the user's row and asks.
+public enum EpochCheck {
+    /// The server's side, as one read under the request's snapshot or lock.
+    public struct ServerState: Sendable, Equatable {
+        /// The database's current epoch.
+        public var database: String
+        /// The user's account epoch; nil when the user has no row (nothing stored, or erased
+        /// and allowed again).
+        public var account: String?
+        /// The user's counter when the database epoch was last rotated: what the restored
+        /// server holds of the user (0 for a user without a row).
+        public var restoredThrough: Int64
+        /// The user's newest `serverVersion` (0 without a row).
+        public var counter: Int64
+
+        public init(database: String, account: String?, restoredThrough: Int64, counter: Int64) {
+            self.database = database
+            self.account = account
+            self.restoredThrough = restoredThrough
+            self.counter = counter
+        }
+
+        /// The epoch a device adopts from this answer.
+        public var epoch: SyncEpoch? { SyncEpoch(database: database, account: account) }
+    }
+
+    public enum Verdict: Sendable, Equatable {
+        case current
+        /// The server holds the user's records up to `highWaterMark` only (a backup was
+        /// restored, or a cursor is ahead of the counter): the device pushes again every record
+        /// it holds above it, with its outbox, then pulls from scratch.
+        case resetRequired(highWaterMark: Int64)
+        /// The account the device synced with was erased and has started over: the device
+        /// discards everything it holds of the old account and pushes none of it.
+        case accountRestarted
+    }
+
+    /// - Parameters:
+    ///   - device: the epoch the request carries; nil from a device that never synced, or an
+    ///     older client (then only `seenVersion` is checked).
+    ///   - seenVersion: the newest version the device says it has (a cursor, `Last-Event-ID`);
+    ///     nil for a push.
+    public static func verdict(device: SyncEpoch?, seenVersion: Int64?, server: ServerState) -> Verdict {
+        if let device {
+            if device.database != server.database {
+                return .resetRequired(highWaterMark: server.account == nil ? 0 : min(server.restoredThrough, server.counter))
+            }
+            if let account = device.account, account != server.account { return .accountRestarted }
+        }
+        if let seenVersion, seenVersion > server.counter { return .resetRequired(highWaterMark: server.counter) }
+        return .current
+    }
+}
