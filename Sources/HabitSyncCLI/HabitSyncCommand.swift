@@ -10,7 +10,7 @@ public struct HabitSyncCommand: AsyncParsableCommand {
             Without DATABASE_URL every command uses an embedded PostgreSQL cluster under ./.habitsync/postgres,
             started for the command and stopped when it ends.
             """,
-        subcommands: [ServeCommand.self, MigrateCommand.self, TenantCommand.self, TokenCommand.self, UserCommand.self, ImportLegacyCommand.self, MaintenanceCommand.self, DistributeCommand.self]
+        subcommands: [ServeCommand.self, MigrateCommand.self, TenantCommand.self, TokenCommand.self, UserCommand.self, EpochCommand.self, ImportLegacyCommand.self, MaintenanceCommand.self, DistributeCommand.self]
     )
 
     public init() {}

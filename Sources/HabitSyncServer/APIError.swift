@@ -16,6 +16,10 @@ public struct APIError: Error, Sendable, HTTPResponseError {
     public var retryAfterSeconds: Int?
     /// The methods the path supports, for a 405.
     public var allowedMethods: [String]?
+    /// For `reset_required` and `account_restarted`: the epoch the device syncs in from now on.
+    public var epoch: String?
+    /// For `reset_required`: the device pushes again what it holds above this version.
+    public var highWaterMark: Int64?
 
     public init(status: HTTPResponse.Status, code: String, message: String, field: String? = nil, retryAfterSeconds: Int? = nil) {
         self.status = status
@@ -79,6 +83,19 @@ public struct APIError: Error, Sendable, HTTPResponseError {
             return APIError(status: .serviceUnavailable, code: "busy", message: "the server is decoding as many large pushes as its memory budget allows; retry shortly", retryAfterSeconds: 1)
         case RequestBodyBudget.Refusal.largerThanBudget:
             return APIError(status: .contentTooLarge, code: "too_large", message: "the push would need more memory than this server decodes at once (--decode-budget); send fewer changes per batch")
+        case let refusal as SyncEpochRefusal:
+            var answer: APIError
+            switch refusal.verdict {
+            case .resetRequired(let highWaterMark):
+                answer = APIError(status: .gone, code: "reset_required",
+                                  message: "the server holds this user's records up to version \(highWaterMark) only (a backup was restored, or the request is from another timeline); push again every record held above it, with the outbox, then pull without a cursor")
+                answer.highWaterMark = highWaterMark
+            case .accountRestarted, .current:
+                answer = APIError(status: .gone, code: "account_restarted",
+                                  message: "the account this device synced with was erased and has started over; discard everything held of it, push none of it, and pull without a cursor")
+            }
+            answer.epoch = refusal.epoch?.text
+            return answer
         case PullStore.Failure.cursorExpired:
             return APIError(status: .gone, code: "cursor_expired", message: "the cursor is older than the tombstone retention; pull again without a cursor", field: "cursor")
         case PullStore.Failure.cursorForOtherCollections:
@@ -110,8 +127,10 @@ public struct APIError: Error, Sendable, HTTPResponseError {
     }
 
     public var body: Data {
-        var object: [String: String] = ["code": code, "message": message]
+        var object: [String: Any] = ["code": code, "message": message]
         if let field { object["field"] = field }
+        if let epoch { object["epoch"] = epoch }
+        if let highWaterMark { object["highWaterMark"] = highWaterMark }
         return (try? JSONSerialization.data(withJSONObject: ["error": object], options: [.sortedKeys])) ?? Data()
     }
 

@@ -159,7 +159,14 @@ struct SyncController: Sendable {
         var json = "{\"changes\":["
         json.reserveCapacity(page.changes.reduce(64) { $0 + $1.utf8.count + 1 })
         json += page.changes.joined(separator: ",")
-        json += "],\"cursor\":\"\(page.cursor.text)\",\"hasMore\":\(page.hasMore),\"serverTime\":\"\(WireTime.format(Date()))\"}"
+        json += "],\"cursor\":\"\(page.cursor.text)\",\"hasMore\":\(page.hasMore)"
+        if let epoch = page.epoch { json += ",\"epoch\":\"\(epoch.text)\"" }
+        if let digests = page.digests {
+            let entries = digests.sorted { $0.key.rawValue < $1.key.rawValue }
+                .map { "\"\($0.key.rawValue)\":{\"count\":\($0.value.count),\"hash\":\"\($0.value.hashText)\"}" }
+            json += ",\"digests\":{" + entries.joined(separator: ",") + "}"
+        }
+        json += ",\"serverTime\":\"\(WireTime.format(Date()))\"}"
         return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: json)))
     }
 }

@@ -46,7 +46,7 @@ struct EventsController: Sendable {
         metrics.recordOpenStreams(streams.openCount)
         do {
             if let lastSeen {
-                let latest = try await pull.latestVersion(identity: identity)
+                let latest = try await pull.latestVersion(identity: identity, seen: lastSeen)
                 if latest > lastSeen { streams.behind(id, serverVersion: latest) }
             }
         } catch {

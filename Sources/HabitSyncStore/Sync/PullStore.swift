@@ -19,6 +19,12 @@ public struct PullStore: Sendable {
         public let changes: [String]
         public let cursor: PullCursor
         public let hasMore: Bool
+        /// The epoch the device syncs in (nil only while the database has none: never after
+        /// migration 0026).
+        public let epoch: SyncEpoch?
+        /// On the last page: the user's live records per pulled collection as of the page's
+        /// snapshot (docs/protocol.md, "Digests"); usageEvents has none.
+        public let digests: [SyncCollection: RecordDigest]?
     }
 
     public enum Failure: Error, Sendable, Equatable {
@@ -30,11 +36,13 @@ public struct PullStore: Sendable {
 
     public static let pullableCollections: [SyncCollection] = SyncCollection.allCases
 
-    /// The user's counter and purge horizon, and what the derived records were computed for;
-    /// no row before the user's first write, and after an erasure.
+    /// The user's counter and purge horizon, epochs and digests (`collection:count:xor`,
+    /// comma-separated), and what the derived records were computed for; no row before the
+    /// user's first write, and after an erasure.
     static func userState(tenant: UUID, user: String) -> PGQuery {
         """
-        SELECT u.change_counter, u.purged_through_version, u.time_zone,
+        SELECT u.change_counter, u.purged_through_version, u.time_zone, u.account_epoch, u.database_epoch, u.restored_through,
+               (SELECT string_agg(d.key || ':' || (d.value ->> 'count') || ':' || (d.value ->> 'xor'), ',') FROM jsonb_each(u.record_digests) d) AS digests,
                g.computed_for::text AS streak_for, s.computed_for::text AS usage_for
         FROM users u
         LEFT JOIN global_streaks g ON g.tenant_id = u.tenant_id AND g.user_id = u.user_id
@@ -102,19 +110,24 @@ public struct PullStore: Sendable {
     }
 
     static func latestVersion(tenant: UUID, user: String) -> PGQuery {
-        "SELECT change_counter FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)"
+        "SELECT change_counter, account_epoch, database_epoch, restored_through FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)"
     }
 
     /// The user's newest `serverVersion` (0 before anything was stored): a device that has
-    /// seen less is behind. For a reconnecting event stream; an erased account is refused.
-    public func latestVersion(identity: VerifiedIdentity) async throws -> Int64 {
+    /// seen less is behind. For a reconnecting event stream: one that says it has seen more
+    /// (`seen`) is from another timeline (`SyncEpochRefusal`); an erased account is refused.
+    public func latestVersion(identity: VerifiedIdentity, seen: Int64?) async throws -> Int64 {
         try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
-            guard let row = try await connection.query(Self.latestVersion(tenant: identity.tenantID, user: identity.userID)).rows.first else {
+            let state: EpochCheck.ServerState
+            if let row = try await connection.query(Self.latestVersion(tenant: identity.tenantID, user: identity.userID)).rows.first {
+                state = try SyncEpochRefusal.serverState(row)
+            } else {
                 try await Self.refuseIfErased(connection, tenant: identity.tenantID, user: identity.userID)
-                return 0
+                state = try await SyncEpochRefusal.serverStateWithoutUser(connection)
             }
-            return try row.decode("change_counter", as: Int64.self)
+            try SyncEpochRefusal.check(device: nil, seenVersion: seen, server: state)
+            return state.counter
         }
     }
 
@@ -126,6 +139,23 @@ public struct PullStore: Sendable {
             try await refreshDerivedState(identity, now: now)
             return try await page(identity: identity, after: cursor, limit: limit, collections: collections, now: now, refreshIfStale: false)
         }
+    }
+
+    /// Collections whose digest a pull reports: all but usageEvents, whose months leave the
+    /// table when maintenance archives them.
+    public static let digestedCollections = SyncCollection.allCases.filter { $0 != .usageEvents }
+
+    /// `collection:count:xor,…` as `userState` renders `users.record_digests`; collections
+    /// without a live record have no entry (count 0, hash 0).
+    static func parseDigests(_ text: String?, of collections: [SyncCollection]) -> [SyncCollection: RecordDigest] {
+        var digests = Dictionary(uniqueKeysWithValues: collections.filter(digestedCollections.contains).map { ($0, RecordDigest()) })
+        for entry in (text ?? "").split(separator: ",") {
+            let parts = entry.split(separator: ":")
+            guard parts.count == 3, let collection = SyncCollection(rawValue: String(parts[0])), digests[collection] != nil,
+                  let count = Int64(parts[1]), let xor = Int64(parts[2]) else { continue }
+            digests[collection] = RecordDigest(count: count, hash: UInt64(bitPattern: xor))
+        }
+        return digests
     }
 
     private func page(identity: VerifiedIdentity, after cursor: PullCursor?, limit: Int, collections: [SyncCollection], now: Date, refreshIfStale: Bool) async throws -> Page {
@@ -144,6 +174,9 @@ public struct PullStore: Sendable {
             }
             let counter = try state?.decode("change_counter", as: Int64.self) ?? 0
             let horizon = try state?.decode("purged_through_version", as: Int64.self) ?? 0
+            let epochs: EpochCheck.ServerState
+            if let state { epochs = try SyncEpochRefusal.serverState(state) } else { epochs = try await SyncEpochRefusal.serverStateWithoutUser(connection) }
+            try SyncEpochRefusal.check(device: cursor?.epoch, seenVersion: cursor.map { max($0.version, $0.initialSyncFloor ?? 0) }, server: epochs)
             // An initial sync (no cursor, or one of its own pages) needs the tombstones of records
             // deleted after it began only: it is below the horizon only when a purge reached those.
             let initialFloor: Int64? = cursor == nil ? counter : cursor?.initialSyncFloor
@@ -165,9 +198,12 @@ public struct PullStore: Sendable {
             // were skipped (tombstones, purged rows, other collections) are passed. The cursor
             // is bound to its collections, so it can never skip another filter's changes.
             if hasMore {
-                return Page(changes: changes, cursor: PullCursor(version: last, initialSyncFloor: initialFloor, collections: filter), hasMore: true)
+                return Page(changes: changes, cursor: PullCursor(version: last, initialSyncFloor: initialFloor, collections: filter, epoch: epochs.epoch),
+                            hasMore: true, epoch: epochs.epoch, digests: nil)
             }
-            return Page(changes: changes, cursor: PullCursor(version: max(last, counter), initialSyncFloor: nil, collections: filter), hasMore: false)
+            return Page(changes: changes, cursor: PullCursor(version: max(last, counter), initialSyncFloor: nil, collections: filter, epoch: epochs.epoch),
+                        hasMore: false, epoch: epochs.epoch,
+                        digests: Self.parseDigests(try state?.decodeIfPresent("digests", as: String.self), of: collections))
         }
     }
 }
@@ -175,21 +211,25 @@ public struct PullStore: Sendable {
 /// The opaque pull cursor: the last `serverVersion` a device has seen, base64url-encoded with
 /// a format tag so that it can change without breaking devices in the field.
 ///
-/// `v2:<version>:<initial>:<collections>` also carries, during an initial sync, the user's
-/// counter when it began (tombstones at or below it are skipped, and only a purge past it
-/// expires the cursor), and the collections it was pulled with (a hexadecimal bit mask over
-/// `SyncCollection.allCases`). `v1:<version>` cursors from earlier servers are
-/// still accepted, for any collections.
+/// `v3:<version>:<initial>:<collections>:<epoch>` also carries, during an initial sync, the
+/// user's counter when it began (tombstones at or below it are skipped, and only a purge past
+/// it expires the cursor), the collections it was pulled with (a hexadecimal bit mask over
+/// `SyncCollection.allCases`), and the epoch it was issued in (`SyncEpoch`). `v2` (the same
+/// without the epoch) and `v1:<version>` cursors from earlier servers are still accepted, `v1`
+/// for any collections.
 public struct PullCursor: Sendable, Equatable {
     public let version: Int64
     public let initialSyncFloor: Int64?
     /// Nil: any collections (a v1 cursor).
     public let collections: UInt32?
+    /// Nil: a cursor of an earlier server (v1, v2).
+    public let epoch: SyncEpoch?
 
-    public init(version: Int64, initialSyncFloor: Int64? = nil, collections: UInt32? = PullCursor.filter(SyncCollection.allCases)) {
+    public init(version: Int64, initialSyncFloor: Int64? = nil, collections: UInt32? = PullCursor.filter(SyncCollection.allCases), epoch: SyncEpoch? = nil) {
         self.version = version
         self.initialSyncFloor = initialSyncFloor
         self.collections = collections
+        self.epoch = epoch
     }
 
     public static func filter(_ collections: [SyncCollection]) -> UInt32 {
@@ -202,21 +242,26 @@ public struct PullCursor: Sendable, Equatable {
     public init?(_ text: String) {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
-        guard text.count <= 64, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8) else { return nil }
+        guard text.count <= 128, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8) else { return nil }
         let parts = decoded.split(separator: ":", omittingEmptySubsequences: false)
         switch parts.first {
         case "v1":
             guard parts.count == 2, let version = Int64(parts[1]), version >= 0 else { return nil }
             self.init(version: version, initialSyncFloor: nil, collections: nil)
-        case "v2":
-            guard parts.count == 4, let version = Int64(parts[1]), version >= 0 else { return nil }
+        case "v2", "v3":
+            guard parts.count == (parts.first == "v3" ? 5 : 4), let version = Int64(parts[1]), version >= 0 else { return nil }
             var floor: Int64?
             if parts[2] != "-" {
                 guard let value = Int64(parts[2]), value >= 0 else { return nil }
                 floor = value
             }
             guard let mask = UInt32(parts[3], radix: 16), mask != 0, mask < (1 << UInt32(SyncCollection.allCases.count)) else { return nil }
-            self.init(version: version, initialSyncFloor: floor, collections: mask)
+            var epoch: SyncEpoch?
+            if parts.count == 5 {
+                guard let parsed = SyncEpoch(String(parts[4])) else { return nil }
+                epoch = parsed
+            }
+            self.init(version: version, initialSyncFloor: floor, collections: mask, epoch: epoch)
         default:
             return nil
         }
@@ -225,7 +270,8 @@ public struct PullCursor: Sendable, Equatable {
     public var text: String {
         let plain: String
         if let collections {
-            plain = "v2:\(version):\(initialSyncFloor.map(String.init) ?? "-"):\(String(collections, radix: 16))"
+            plain = "v\(epoch == nil ? 2 : 3):\(version):\(initialSyncFloor.map(String.init) ?? "-"):\(String(collections, radix: 16))"
+                + (epoch.map { ":" + $0.text } ?? "")
         } else {
             plain = "v1:\(version)"
         }

@@ -101,11 +101,13 @@ final class PushBatch {
         }
     }
 
-    func responseJSON() -> String {
+    /// The answer; `epoch` is the one the device syncs in from now on.
+    func responseJSON(epoch: SyncEpoch?) -> String {
         let items = results.enumerated().map { index, result in
             (result ?? ChangeResult(index: index, status: .rejected, error: ChangeRejection(.invalidField, "not processed"))).json
         }
-        return "{\"batchId\":\"\(batchID.uuidString.lowercased())\",\"results\":[" + items.joined(separator: ",") + "]}"
+        let epochField = epoch.map { ",\"epoch\":\"\($0.text)\"" } ?? ""
+        return "{\"batchId\":\"\(batchID.uuidString.lowercased())\"\(epochField),\"results\":[" + items.joined(separator: ",") + "]}"
     }
 
     // MARK: - Results

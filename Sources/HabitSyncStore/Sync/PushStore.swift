@@ -57,7 +57,7 @@ public struct PushStore: Sendable {
         """
         INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), \(user))
         ON CONFLICT (tenant_id, user_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at
-        RETURNING change_counter, derived_record_id
+        RETURNING change_counter, derived_record_id, account_epoch, database_epoch, restored_through
         """
     }
 
@@ -141,6 +141,9 @@ public struct PushStore: Sendable {
             let user = try await Self.lockLiveUser(connection, tenant: identity.tenantID, user: identity.userID)
             let counter = try user.decode("change_counter", as: Int64.self)
             let derivedID = try user.decode("derived_record_id", as: UUID.self)
+            let epochs = try SyncEpochRefusal.serverState(user)
+            // Before the replay lookup: a batch from another timeline is not answered from it.
+            try SyncEpochRefusal.check(device: request.epoch, seenVersion: nil, server: epochs)
 
             if let previous = try await connection.query(Self.findBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId)).rows.first {
                 let hash = try previous.decode("request_sha256", as: PGBytes.self).bytes
@@ -162,7 +165,7 @@ public struct PushStore: Sendable {
                                           deviceID: deviceID, collections: touched)
                 try await Self.moveCounter(connection, tenant: identity.tenantID, user: identity.userID, to: batch.nextVersion - 1, notice: notice)
             }
-            let body = Array(batch.responseJSON().utf8)
+            let body = Array(batch.responseJSON(epoch: epochs.epoch).utf8)
             try await connection.query(Self.saveBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId, hash: requestHash, body: body))
             var tally = batch.tally
             tally.skippedSteps = batch.skippedSteps
