@@ -140,6 +140,33 @@ enum LocalSchema {
           AND EXISTS (SELECT 1 FROM pending_batch_entries e WHERE e.batch_id = ? AND e.collection = records.collection AND e.id = records.id)
         """
 
+    /// The records of the batch that was out go back to being sent whole: the increments and
+    /// fields it carried were taken out of them when it was built.
+    static let sendBatchEntriesWhole = """
+        UPDATE records SET pending_increment = NULL, pending_fields = NULL
+        WHERE EXISTS (SELECT 1 FROM pending_batch_entries e WHERE e.collection = records.collection AND e.id = records.id)
+        """
+
+    /// Synced records a restored server may lack: above its high-water mark, or never given a
+    /// version; derived records are the server's to make again.
+    static let heldAbove = """
+        SELECT collection, id FROM records
+        WHERE sync_status = 'synced' AND (server_version IS NULL OR server_version > ?)
+          AND collection NOT IN (\(SyncCollection.allCases.filter { $0.kind == .derived }.map { "'\($0.rawValue)'" }.joined(separator: ", ")))
+          AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.collection = records.collection AND o.id = records.id)
+        ORDER BY updated_at_ms, collection, id
+        """
+
+    static let markPendingWhole = """
+        UPDATE records SET sync_status = 'pending', pending_increment = NULL, pending_fields = NULL WHERE collection = ? AND id = ?
+        """
+
+    /// Collections with a record the server's copy does not match yet.
+    static let unsettledCollections = """
+        SELECT DISTINCT collection FROM records WHERE sync_status <> 'synced'
+        UNION SELECT collection FROM outbox
+        """
+
     static let enqueue = """
         INSERT INTO outbox (collection, id, sequence) VALUES (?, ?, ?)
         ON CONFLICT (collection, id) DO UPDATE SET sequence = excluded.sequence

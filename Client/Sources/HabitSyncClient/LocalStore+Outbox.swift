@@ -52,6 +52,9 @@ extension LocalStore {
             var envelope: [String: JSONValue] = ["batchId": .string(Self.key(batchID)), "changes": .array(changes)]
             // Protocol 2 only when needed: a batch of whole records is the same for every server.
             if carriesIncrements || carriesFields { envelope["protocolVersion"] = .number(2) }
+            // The timeline this device last synced in: a server that has since been restored,
+            // or an account that started over, says so instead of applying the batch.
+            if let epoch = try LocalSchema.state(db, "sync_epoch") { envelope["epoch"] = .string(epoch) }
             let body = Data(JSONValue.object(envelope).jsonText.utf8)
             try db.execute(sql: "INSERT INTO pending_batch (batch_id, body) VALUES (?, ?)", arguments: [Self.key(batchID), body])
             for (position, entry) in entries.enumerated() {
@@ -76,6 +79,7 @@ extension LocalStore {
         let syncedAt = WireTime.milliseconds(now())
         return try database.write { db in
             var report = SettleReport()
+            if case .string(let epoch)? = response["epoch"] { try Self.noteEpoch(db, epoch) }
             let rows = try Row.fetchAll(db, sql: "SELECT position, collection, id, sequence FROM pending_batch_entries WHERE batch_id = ?",
                                         arguments: [Self.key(batch.batchID)])
             let entries = Dictionary(rows.map { (($0["position"] as Int), $0) }, uniquingKeysWith: { first, _ in first })

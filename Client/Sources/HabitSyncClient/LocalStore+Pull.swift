@@ -4,7 +4,8 @@ import HabitSyncDomain
 
 /// The pull's side: the cursor, and pulled changes stored as the synced state.
 extension LocalStore {
-    /// The cursor of the last page stored; nil before the first pull and after a `410`.
+    /// The cursor of the last page stored; nil before the first pull and after a `410`
+    /// (`cursor_expired`, `reset_required`, `account_restarted`) or a digest mismatch.
     public func pullCursor() throws -> String? {
         try database.read { try LocalSchema.state($0, "pull_cursor") }
     }
@@ -26,7 +27,7 @@ extension LocalStore {
     /// records this device pushed before that pull, which another device may have deleted
     /// since. Returns how many changes were stored.
     @discardableResult
-    public func storePulledPage(changes: [[String: JSONValue]], cursor: String, isLast: Bool = false) throws -> Int {
+    public func storePulledPage(changes: [[String: JSONValue]], cursor: String, isLast: Bool = false, epoch: String? = nil) throws -> Int {
         let syncedAt = WireTime.milliseconds(now())
         return try database.write { db in
             if try LocalSchema.state(db, "pull_cursor") == nil { try db.execute(sql: LocalSchema.markForResync) }
@@ -41,6 +42,7 @@ extension LocalStore {
                 stored += 1
             }
             try LocalSchema.setState(db, "pull_cursor", cursor)
+            try Self.noteEpoch(db, epoch)
             if isLast { try db.execute(sql: LocalSchema.dropUnseenAfterResync) }
             return stored
         }

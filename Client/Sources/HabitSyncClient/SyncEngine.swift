@@ -7,6 +7,8 @@ import HabitSyncDomain
 /// The device's half of the protocol over HTTP: pushes the outbox batch by batch, then pulls
 /// pages to the end. Network failures leave the batch persisted, so the next `sync()` sends the
 /// same bytes again; `410 cursor_expired` starts the pull over without touching pending edits;
+/// `410 reset_required` and `410 account_restarted` (the server's history changed) and a
+/// digest that differs are settled by the engine and told to `onTimelineEvent`;
 /// `410 account_erased` is `SyncError.accountErased`.
 public struct SyncEngine: Sendable {
     public let store: LocalStore
@@ -19,6 +21,12 @@ public struct SyncEngine: Sendable {
     /// Told of each batch's answer as soon as it is stored, also when a later step of the
     /// same `sync()` fails (the report `sync()` returns is lost then; these are not).
     public var onSettled: (@Sendable (SettleReport) -> Void)?
+    /// Told when the server's history changed under this device, or its copy differed from
+    /// the server's, and what the engine did about it (`TimelineEvent`).
+    public var onTimelineEvent: (@Sendable (TimelineEvent) -> Void)?
+    /// Where the engine writes a line about each `TimelineEvent`: standard error unless the
+    /// app routes it to its own logging.
+    public var log: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("habitsync: \(line)\n".utf8)) }
 
     public init(store: LocalStore, baseURL: URL, transport: any SyncTransport = URLSessionTransport(),
                 token: @escaping @Sendable () async throws -> String) {
@@ -35,24 +43,80 @@ public struct SyncEngine: Sendable {
         public var pulled = 0
         /// Pulls started over from an empty cursor (`410 cursor_expired`).
         public var pullsStartedOver = 0
+        /// What the engine found about the server's history, in order.
+        public var timelineEvents: [TimelineEvent] = []
     }
+
+    /// The server's `410` saying its history changed under this device.
+    struct TimelineChange: Error {
+        let code: String
+        let epoch: String?
+        let highWaterMark: Int64?
+
+        init?(status: Int, body: Data) {
+            guard status == 410, case .object(let fields)? = try? JSONParser.parse(body), case .object(let error)? = fields["error"],
+                  case .string(let code)? = error["code"], code == "reset_required" || code == "account_restarted"
+            else { return nil }
+            self.code = code
+            if case .string(let text)? = error["epoch"] { epoch = text } else { epoch = nil }
+            if case .number(let mark)? = error["highWaterMark"] { highWaterMark = Int64(exactly: mark) } else { highWaterMark = nil }
+            if code == "reset_required", highWaterMark == nil { return nil }
+        }
+    }
+
+    /// How many times one `sync()` follows the server's history changing before it gives up
+    /// (a restore and an account restart at once is two).
+    static let timelineChangesPerSync = 3
 
     public func sync() async throws -> Report {
         var report = Report()
+        var changes = 0
+        while true {
+            do {
+                try await pushOutbox(&report)
+                try await pullToEnd(&report)
+                return report
+            } catch let change as TimelineChange {
+                changes += 1
+                guard changes <= Self.timelineChangesPerSync else { throw SyncError.refused(status: 410, code: change.code) }
+                if let mark = change.highWaterMark {
+                    let requeued = try store.prepareRepush(highWaterMark: mark, epoch: change.epoch)
+                    tell(.serverRestored(highWaterMark: mark, requeued: requeued), &report)
+                } else {
+                    tell(.accountRestarted(discarded: try store.discardAccount(epoch: change.epoch)), &report)
+                }
+            }
+        }
+    }
+
+    private func tell(_ event: TimelineEvent, _ report: inout Report) {
+        report.timelineEvents.append(event)
+        log(event.logLine)
+        onTimelineEvent?(event)
+    }
+
+    private func pushOutbox(_ report: inout Report) async throws {
         while let batch = try store.nextBatch(maximumChanges: maximumChanges) {
             let (body, response) = try await send("POST", path: "v1/sync/push", body: batch.body)
+            if let change = TimelineChange(status: response.statusCode, body: body) { throw change }
             guard response.statusCode == 200 else { throw Self.error(response, body: body) }
             let settled = try store.settle(batch, responseBody: body)
             onSettled?(settled)
             report.pushed.add(settled)
             report.batches += 1
         }
-        var hasMore = true
+    }
+
+    /// Pages to the end; the last page's digests are checked, and a copy that differs is
+    /// pulled again from scratch (once per sync).
+    private func pullToEnd(_ report: inout Report) async throws {
+        var hasMore = true, repaired = false
         while hasMore {
             var path = "v1/sync/pull?limit=\(pageSize)"
             let cursor = try store.pullCursor()
             if let cursor { path += "&cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: Self.cursorCharacters) ?? "") }
             let (body, response) = try await send("GET", path: path, body: nil)
+            if let change = TimelineChange(status: response.statusCode, body: body) { throw change }
             if response.statusCode == 410, cursor != nil, Self.error(response, body: body) != .accountErased {
                 // The cursor is older than the purge horizon: start over (once; without a
                 // cursor there is nothing to expire).
@@ -65,10 +129,35 @@ public struct SyncEngine: Sendable {
                   case .string(let cursor)? = page["cursor"], case .bool(let more)? = page["hasMore"]
             else { throw SyncProtocolError.malformedResponse }
             let changes = items.compactMap { item -> [String: JSONValue]? in if case .object(let change) = item { change } else { nil } }
-            report.pulled += try store.storePulledPage(changes: changes, cursor: cursor, isLast: !more)
+            var epoch: String?
+            if case .string(let text)? = page["epoch"] { epoch = text }
+            report.pulled += try store.storePulledPage(changes: changes, cursor: cursor, isLast: !more, epoch: epoch)
             hasMore = more
+            if !more, case .object(let digests)? = page["digests"] {
+                let mismatched = try store.mismatchedDigests(try Self.digests(digests))
+                if !mismatched.isEmpty {
+                    tell(.repaired(collections: mismatched, persisted: repaired), &report)
+                    if !repaired {
+                        repaired = true
+                        try store.resetPullCursor()
+                        hasMore = true
+                    }
+                }
+            }
         }
-        return report
+    }
+
+    /// A last page's `digests`: `{"habits": {"count": 3, "hash": "<16 hex digits>"}, …}`.
+    static func digests(_ fields: [String: JSONValue]) throws -> [SyncCollection: RecordDigest] {
+        var digests: [SyncCollection: RecordDigest] = [:]
+        for (name, value) in fields {
+            guard let collection = SyncCollection(rawValue: name) else { continue }  // one a newer server digests
+            guard case .object(let digest) = value, case .number(let count)? = digest["count"], let whole = Int64(exactly: count),
+                  case .string(let hash)? = digest["hash"], let parsed = RecordDigest(count: whole, hashText: hash)
+            else { throw SyncProtocolError.malformedResponse }
+            digests[collection] = parsed
+        }
+        return digests
     }
 
     /// The server's event stream for this user (`GET /v1/sync/events`): a `change` or `pull`
