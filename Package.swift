@@ -39,6 +39,8 @@ let package = Package(
         .package(path: "Domain"),
         // Tests only: the device SDK, run against the real server.
         .package(path: "Client"),
+        // For tests that alter a device's SQLite file behind the SDK's back (the SDK's own copy).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // libpq's C API, and nothing else.
@@ -247,6 +249,7 @@ let package = Package(
             dependencies: [
                 "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", .product(name: "HabitSyncDomain", package: "Domain"), "LibPQClient", "ServerHarness", "TestSupport", "SeededRandom",
                 .product(name: "HabitSyncClient", package: "Client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

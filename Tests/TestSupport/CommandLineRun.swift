@@ -14,8 +14,13 @@ public enum HabitSyncBinary {
     }
 
     public static func run(_ arguments: [String], environment extra: [String: String] = [:], in workingDirectory: URL? = nil) async throws -> Outcome {
+        try await run(executable: url, arguments, environment: extra, in: workingDirectory)
+    }
+
+    /// Any program (`pg_dump`, …), run the same way.
+    public static func run(executable: URL, _ arguments: [String], environment extra: [String: String] = [:], in workingDirectory: URL? = nil) async throws -> Outcome {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable
         process.arguments = arguments
         if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         var environment = ProcessInfo.processInfo.environment

@@ -31,6 +31,9 @@ struct ConvergenceRun {
         var recordsCompared = 0
         var countedDays = 0, countedAdditions = 0
         var comparedFields = 0, loggedFieldLosses = 0
+        /// Syncs in the rounds whose digests found a device's copy different (and pulled it
+        /// again); the final check requires none after the last sync.
+        var digestRepairs = 0, digestsChecked = 0
         /// Changes PostgreSQL refused after Swift had accepted them (`refused_by_database`, as
         /// the conflict log keeps them): a disagreement between the two, reported, not failed,
         /// since a device may never have seen that answer.
@@ -46,6 +49,7 @@ struct ConvergenceRun {
                 server restarts \(serverRestarts), purges \(purges) (tombstones \(tombstonesPurged), batches \(batchesPurged))
                 network: requests \(network.requests), dropped requests \(network.droppedRequests), dropped responses \(network.droppedResponses), duplicated \(network.duplicated), delayed \(network.delayed)
                 records compared after the final sync \(recordsCompared); days counted \(countedDays) (from \(countedAdditions) acknowledged increments); fields compared \(comparedFields) (lost writes found logged \(loggedFieldLosses))
+                digests: repairs during the rounds \(digestRepairs), devices whose final digests matched \(digestsChecked)
                 refused by the database \(refusedByDatabase.count)\(refusedByDatabase.isEmpty ? "" : ": " + refusedByDatabase.joined(separator: "; "))
                 """
         }
@@ -108,6 +112,7 @@ struct ConvergenceRun {
             totals.failedSyncs += counts.failedSyncs
             totals.appRestarts += counts.restarts
             totals.pullsStartedOver += counts.pullsStartedOver
+            totals.digestRepairs += counts.digestRepairs
             let ledger = device.ledger.counts
             totals.edits += ledger.edits
             totals.applied += ledger.applied
@@ -152,6 +157,11 @@ struct ConvergenceRun {
                 }
                 await device.resetSyncedOnce()
             }
+        }
+        for device in devices.flatMap({ $0 }) {
+            let found = try await device.finalDigestCheck()
+            #expect(found.isEmpty, "\(device.name): digests differ after the final sync: \(found)")
+            if found.isEmpty { totals.digestsChecked += 1 }
         }
         for (user, userDevices) in devices.enumerated() {
             let auditor = try LocalStore(path: nil, deviceID: "auditor")

@@ -17,6 +17,8 @@ actor SimulatedDevice {
         var operations: [String: Int] = [:]
         var refusedLocally = 0
         var syncs = 0, failedSyncs = 0, restarts = 0, pullsStartedOver = 0
+        /// Syncs whose digests found this device's copy different from the server's.
+        var digestRepairs = 0
     }
     private(set) var counts = Counts()
     /// Whether a sync succeeded since the last `resetSyncedOnce()` (the final passes).
@@ -54,11 +56,25 @@ actor SimulatedDevice {
             let report = try await engine.sync()
             counts.pullsStartedOver += report.pullsStartedOver
             if report.pullsStartedOver > 0 { ledger.note("pull started over (410), pulled \(report.pulled)") }
+            noteTimeline(report)
             syncedOnce = true
         } catch {
             counts.failedSyncs += 1
             noteIfWithoutCursor()
         }
+    }
+
+    private func noteTimeline(_ report: SyncEngine.Report) {
+        for event in report.timelineEvents {
+            if case .repaired = event { counts.digestRepairs += 1 }
+            ledger.note("timeline: \(event)")
+        }
+    }
+
+    /// The last word of the final passes: one more sync, whose digests must find nothing to
+    /// repair. Returns what it found.
+    func finalDigestCheck() async throws -> [TimelineEvent] {
+        try await engine.sync().timelineEvents
     }
 
     /// A sync that failed between a dropped cursor (or before the first page) and the end of
@@ -78,6 +94,7 @@ actor SimulatedDevice {
         task.cancel()
         let result = await task.result
         if case .success(let report) = result, report.pullsStartedOver > 0 { ledger.note("pull started over (410) before the kill") }
+        if case .success(let report) = result { noteTimeline(report) }
         ledger.note("app killed mid-sync (\((try? result.get()) == nil ? "sync unfinished" : "sync had finished")), restarted")
         self.engine = makeEngine(try Self.open(path: path, name: name, skew: skew))
         noteIfWithoutCursor()
