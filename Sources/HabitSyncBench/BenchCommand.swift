@@ -20,6 +20,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(parsing: .upToNextOption, help: "How many concurrent devices each push run has.") var devices: [Int] = [1, 4, 16]
     @Flag(name: .customLong("hostile-memory"), help: "Measure only the server's peak RSS under 16 concurrent maximum-size pushes.") var hostileMemory = false
     @Flag(name: .customLong("push-only"), help: "Measure only the raw upsert ceiling and the push runs.") var pushOnly = false
+    @Flag(name: .customLong("pull-only"), help: "Measure only the pulls: initial sync, incremental pull, pull at scale.") var pullOnly = false
     @Flag(name: .customLong("realtime"), help: "Measure only the event streams: latency across two replicas, memory with idle streams, push throughput beside them.") var realtimeOnly = false
     @Flag(name: .customLong("account"), help: "Measure only account export (time, server peak memory: small against large) and erasure.") var accountOnly = false
     @Flag(name: .customLong("history-scale"), help: "Measure only push and first-pull-of-a-day latency against a week, 5 and 10 years of history.") var historyScaleOnly = false
@@ -109,10 +110,10 @@ struct BenchCommand: AsyncParsableCommand {
         results.commit = (try? String(contentsOfFile: ".git/HEAD", encoding: .utf8)).map(Self.resolveCommit) ?? ""
         do {
             log("raw upsert ceiling…")
-            for workers in devices {
+            for workers in pullOnly ? [] : devices {
                 results.rawUpsertRecordsPerSecond[String(workers)] = try await Workloads.rawUpsert(environment.database.pool, workers: workers, batches: batches, size: 100)
             }
-            for devices in self.devices {
+            for devices in pullOnly ? [] : self.devices {
                 log("push with \(devices) device(s)…")
                 results.push.append(try await Workloads.push(environment, devices: devices, batches: batches))
             }
@@ -143,6 +144,11 @@ struct BenchCommand: AsyncParsableCommand {
                 try await Workloads.incrementalPullSideBySide(&smallUser, &largeUser, rounds: 41)
             results.smallRows = small
             results.largeRows = large
+            if pullOnly {
+                await environment.stop()
+                print(Self.table(results))
+                return
+            }
             log("history scale…")
             results.historyScale = try await HistoryScale.measure(environment, rounds: quick ? 5 : 40, histories: histories)
             results.serverPeakRSSMiB = environment.server.peakRSSMiB()
