@@ -20,7 +20,10 @@ struct PullPage {
             index = found + marker.count
         }
         changes = count
-        let tail = String(decoding: bytes.suffix(200), as: UTF8.self)
+        // What follows the changes: cursor, hasMore, epoch, the last page's digests (about
+        // 700 bytes), serverTime. (200 bytes were read until the digests came: the cursor fell
+        // outside, and every "incremental" pull started over.)
+        let tail = String(decoding: bytes.suffix(4096), as: UTF8.self)
         hasMore = tail.contains(#""hasMore":true"#)
         if let range = tail.range(of: #""cursor":""#), let end = tail[range.upperBound...].firstIndex(of: "\"") {
             cursor = String(tail[range.upperBound..<end])
