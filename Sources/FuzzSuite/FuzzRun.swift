@@ -107,7 +107,10 @@ public struct FuzzRun {
         var deviceCount = 0
         func newDevice(_ user: String) async throws -> FuzzDevice {
             deviceCount += 1
-            return FuzzDevice(user: user, client: DeviceClient(baseURL: server.baseURL, token: try await database.token(user: user), device: "\(user)-d\(deviceCount)", timeout: 60))
+            // Above what the server may take to answer (a 60 s pool lease, then a 60 s statement):
+            // at 60 s, a run beside four CPU-bound processes stopped on a client timeout
+            // (-1001) while the server was still within its own limits.
+            return FuzzDevice(user: user, client: DeviceClient(baseURL: server.baseURL, token: try await database.token(user: user), device: "\(user)-d\(deviceCount)", timeout: 300))
         }
         var devices = [try await newDevice(users[0]), try await newDevice(users[0]), try await newDevice(users[1])]
         var writers: [String: Set<String>] = Dictionary(uniqueKeysWithValues: users.map { ($0, ["server"]) })
