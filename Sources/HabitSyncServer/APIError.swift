@@ -90,7 +90,7 @@ public struct APIError: Error, Sendable, HTTPResponseError {
                 answer = APIError(status: .gone, code: "reset_required",
                                   message: "the server holds this user's records up to version \(highWaterMark) only (a backup was restored, or the request is from another timeline); push again every record held above it, with the outbox, then pull without a cursor")
                 answer.highWaterMark = highWaterMark
-            case .accountRestarted, .current:
+            case .accountRestarted:
                 answer = APIError(status: .gone, code: "account_restarted",
                                   message: "the account this device synced with was erased and has started over; discard everything held of it, push none of it, and pull without a cursor")
             }

@@ -51,9 +51,9 @@ import Testing
         let db = "aaaaaaaaaaaaaaaa", account = "bbbbbbbbbbbbbbbb"
         let server = EpochCheck.ServerState(database: db, account: account, restoredThrough: 8, counter: 11)
         let current = SyncEpoch(database: db, account: account)
-        #expect(EpochCheck.verdict(device: current, seenVersion: 11, server: server) == .current)
-        #expect(EpochCheck.verdict(device: nil, seenVersion: nil, server: server) == .current)
-        #expect(EpochCheck.verdict(device: SyncEpoch(database: db, account: nil), seenVersion: 3, server: server) == .current,
+        #expect(EpochCheck.verdict(device: current, seenVersion: 11, server: server) == nil)
+        #expect(EpochCheck.verdict(device: nil, seenVersion: nil, server: server) == nil)
+        #expect(EpochCheck.verdict(device: SyncEpoch(database: db, account: nil), seenVersion: 3, server: server) == nil,
                 "a device that synced before the user had a row")
         #expect(EpochCheck.verdict(device: current, seenVersion: 12, server: server) == .resetRequired(highWaterMark: 11))
         #expect(EpochCheck.verdict(device: nil, seenVersion: 900_000_000, server: server) == .resetRequired(highWaterMark: 11))

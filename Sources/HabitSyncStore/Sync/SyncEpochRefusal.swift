@@ -10,8 +10,9 @@ public struct SyncEpochRefusal: Error, Sendable, Equatable {
 
     /// Throws unless the request is from the current timeline.
     static func check(device: SyncEpoch?, seenVersion: Int64?, server: EpochCheck.ServerState) throws(SyncEpochRefusal) {
-        let verdict = EpochCheck.verdict(device: device, seenVersion: seenVersion, server: server)
-        if verdict != .current { throw SyncEpochRefusal(verdict: verdict, epoch: server.epoch) }
+        if let verdict = EpochCheck.verdict(device: device, seenVersion: seenVersion, server: server) {
+            throw SyncEpochRefusal(verdict: verdict, epoch: server.epoch)
+        }
     }
 
     /// The epoch columns of a `users` row (`account_epoch`, `database_epoch`,

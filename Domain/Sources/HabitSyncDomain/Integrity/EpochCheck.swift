@@ -25,8 +25,8 @@ public enum EpochCheck {
         public var epoch: SyncEpoch? { SyncEpoch(database: database, account: account) }
     }
 
+    /// What a device from another history must do; no verdict (nil) when it is current.
     public enum Verdict: Sendable, Equatable {
-        case current
         /// The server holds the user's records up to `highWaterMark` only (a backup was
         /// restored, or a cursor is ahead of the counter): the device pushes again every record
         /// it holds above it, with its outbox, then pulls from scratch.
@@ -41,7 +41,8 @@ public enum EpochCheck {
     ///     older client (then only `seenVersion` is checked).
     ///   - seenVersion: the newest version the device says it has (a cursor, `Last-Event-ID`);
     ///     nil for a push.
-    public static func verdict(device: SyncEpoch?, seenVersion: Int64?, server: ServerState) -> Verdict {
+    /// - Returns: nil when the request belongs to the server's current history.
+    public static func verdict(device: SyncEpoch?, seenVersion: Int64?, server: ServerState) -> Verdict? {
         if let device {
             if device.database != server.database {
                 return .resetRequired(highWaterMark: server.account == nil ? 0 : min(server.restoredThrough, server.counter))
@@ -49,6 +50,6 @@ public enum EpochCheck {
             if let account = device.account, account != server.account { return .accountRestarted }
         }
         if let seenVersion, seenVersion > server.counter { return .resetRequired(highWaterMark: server.counter) }
-        return .current
+        return nil
     }
 }
