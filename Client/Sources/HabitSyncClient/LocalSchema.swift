@@ -147,18 +147,21 @@ enum LocalSchema {
         WHERE EXISTS (SELECT 1 FROM pending_batch_entries e WHERE e.collection = records.collection AND e.id = records.id)
         """
 
-    /// Synced records a restored server may lack: above its high-water mark, or never given a
-    /// version; derived records are the server's to make again.
-    static let heldAbove = """
-        SELECT collection, id FROM records
+    /// Queues the synced records a restored server may lack — above its high-water mark (the
+    /// second argument), or never given a version — after the outbox sequence the first
+    /// argument names, oldest edit first. Derived records are the server's to make again.
+    static let enqueueHeldAbove = """
+        INSERT INTO outbox (collection, id, sequence)
+        SELECT collection, id, ? + row_number() OVER (ORDER BY updated_at_ms, collection, id) FROM records
         WHERE sync_status = 'synced' AND (server_version IS NULL OR server_version > ?)
           AND collection NOT IN (\(SyncCollection.allCases.filter { $0.kind == .derived }.map { "'\($0.rawValue)'" }.joined(separator: ", ")))
           AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.collection = records.collection AND o.id = records.id)
-        ORDER BY updated_at_ms, collection, id
         """
 
-    static let markPendingWhole = """
-        UPDATE records SET sync_status = 'pending', pending_increment = NULL, pending_fields = NULL WHERE collection = ? AND id = ?
+    /// The records `enqueueHeldAbove` queued (sequences after the argument) wait to be sent whole.
+    static let markQueuedAfterPendingWhole = """
+        UPDATE records SET sync_status = 'pending', pending_increment = NULL, pending_fields = NULL
+        WHERE EXISTS (SELECT 1 FROM outbox o WHERE o.collection = records.collection AND o.id = records.id AND o.sequence > ?)
         """
 
     /// Collections with a record the server's copy does not match yet.

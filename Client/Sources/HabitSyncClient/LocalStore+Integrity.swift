@@ -27,14 +27,14 @@ extension LocalStore {
         try database.write { db in
             try db.execute(sql: LocalSchema.sendBatchEntriesWhole)
             try db.execute(sql: "DELETE FROM pending_batch")
-            let held = try Row.fetchAll(db, sql: LocalSchema.heldAbove, arguments: [highWaterMark])
-            for row in held {
-                try db.execute(sql: LocalSchema.markPendingWhole, arguments: [row["collection"], row["id"]])
-                try db.execute(sql: LocalSchema.enqueue, arguments: [row["collection"], row["id"], try LocalSchema.nextSequence(db)])
-            }
+            let base = try LocalSchema.state(db, "outbox_sequence").flatMap(Int64.init) ?? 0
+            try db.execute(sql: LocalSchema.enqueueHeldAbove, arguments: [base, highWaterMark])
+            let queued = db.changesCount
+            try LocalSchema.setState(db, "outbox_sequence", String(base + Int64(queued)))
+            try db.execute(sql: LocalSchema.markQueuedAfterPendingWhole, arguments: [base])
             try LocalSchema.startPullOver(db)
             try Self.noteEpoch(db, epoch)
-            return held.count
+            return queued
         }
     }
 

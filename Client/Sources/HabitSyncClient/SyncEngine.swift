@@ -54,7 +54,7 @@ public struct SyncEngine: Sendable {
         let highWaterMark: Int64?
 
         init?(status: Int, body: Data) {
-            guard status == 410, case .object(let fields)? = try? JSONParser.parse(body), case .object(let error)? = fields["error"],
+            guard status == 410, let error = SyncEngine.errorObject(body),
                   case .string(let code)? = error["code"], code == "reset_required" || code == "account_restarted"
             else { return nil }
             self.code = code
@@ -213,6 +213,12 @@ public struct SyncEngine: Sendable {
     /// Cursors are opaque: everything but unreserved characters is percent-encoded.
     static let cursorCharacters = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
+    /// The `error` object of an error answer (`{"error": {"code", "message", …}}`).
+    static func errorObject(_ body: Data) -> [String: JSONValue]? {
+        guard case .object(let fields)? = try? JSONParser.parse(body), case .object(let error)? = fields["error"] else { return nil }
+        return error
+    }
+
     static func error(_ response: HTTPURLResponse, body: Data) -> SyncError {
         switch response.statusCode {
         case 401: return .unauthorized
@@ -220,9 +226,7 @@ public struct SyncEngine: Sendable {
             return .retryLater(seconds: response.value(forHTTPHeaderField: "Retry-After").flatMap(Double.init) ?? 1)
         default:
             var code: String?
-            if case .object(let fields)? = try? JSONParser.parse(body), case .object(let error)? = fields["error"], case .string(let text)? = error["code"] {
-                code = text
-            }
+            if case .string(let text)? = errorObject(body)?["code"] { code = text }
             if response.statusCode == 410, code == "account_erased" { return .accountErased }
             return .refused(status: response.statusCode, code: code)
         }
