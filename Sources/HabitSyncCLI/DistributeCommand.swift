@@ -39,7 +39,7 @@ struct DistributeCommand: AsyncParsableCommand {
         }
         if json {
             let object: [String: Any] = ["changed": steps.map { ["relation": $0.relation, "became": $0.became] }]
-            print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+            try JSONLine.print(object)
             return
         }
         if steps.isEmpty { print("already distributed; nothing to do") }

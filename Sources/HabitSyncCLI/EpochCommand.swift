@@ -22,7 +22,7 @@ struct EpochCommand: AsyncParsableCommand {
             let since = ISO8601DateFormatter().string(from: current.rotatedAt)
             if json {
                 let object: [String: Any] = ["epoch": current.epoch, "rotatedAt": since]
-                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+                try JSONLine.print(object)
             } else {
                 print("sync epoch \(current.epoch) since \(since)")
             }
@@ -48,7 +48,7 @@ struct EpochCommand: AsyncParsableCommand {
             }
             if json {
                 let object: [String: Any] = ["previous": rotation.previous, "epoch": rotation.current, "users": rotation.users]
-                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+                try JSONLine.print(object)
             } else {
                 print("sync epoch \(rotation.previous) → \(rotation.current); \(rotation.users) users: their devices push again what they hold above each user's counter")
             }

@@ -36,7 +36,7 @@ struct ImportLegacyCommand: AsyncParsableCommand {
                 "alreadyImported": report.alreadyImported, "dryRun": report.dryRun, "warnings": report.warnings,
                 "statusMismatches": report.statusMismatches, "sourceSha256": sha,
             ]
-            print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+            try JSONLine.print(object)
             return
         }
         let verb = report.dryRun ? "would import" : report.alreadyImported ? "already imported (nothing changed):" : "imported"

@@ -44,7 +44,7 @@ struct MaintenanceCommand: AsyncParsableCommand {
                     "conflictsPurged": report.conflictsPurged, "partitionsCreated": report.partitionsCreated, "partitionsArchived": report.partitionsArchived,
                     "defaultPartitionRowsMoved": report.defaultPartitionRowsMoved, "partitionsDeferred": report.partitionsDeferred, "usersSkippedBusy": report.usersSkippedBusy,
                 ]
-                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+                try JSONLine.print(object)
                 return
             }
             print("tenants \(report.tenants), tombstones purged \(report.tombstonesPurged), idempotency records purged \(report.pushBatchesPurged), conflict-log rows purged \(report.conflictsPurged), partitions created \(report.partitionsCreated), archived \(report.partitionsArchived.count) (deferred \(report.partitionsDeferred.count)), usage events moved out of the default partition \(report.defaultPartitionRowsMoved), users skipped while pushing \(report.usersSkippedBusy)")

@@ -65,7 +65,7 @@ struct TenantCommand: AsyncParsableCommand {
                 object["hs256Secret"] = Data(secret).base64EncodedString()
                 object["hs256SecretEncoding"] = "base64"
             }
-            print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+            try JSONLine.print(object)
         }
     }
 
@@ -85,7 +85,7 @@ struct TenantCommand: AsyncParsableCommand {
                      "disabled": $0.disabled, "keys": $0.activeKeyAlgorithms.map(\.rawValue),
                      "createdAt": ISO8601DateFormatter().string(from: $0.createdAt)]
                 }
-                print(String(decoding: try JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys]), as: UTF8.self))
+                try JSONLine.print(objects)
                 return
             }
             print("ID                                    NAME  KEYS  DAILY_XP")
@@ -128,7 +128,7 @@ struct TenantCommand: AsyncParsableCommand {
                 object["hs256Secret"] = Data(secret).base64EncodedString()
                 object["hs256SecretEncoding"] = "base64"
             }
-            print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+            try JSONLine.print(object)
         }
     }
 

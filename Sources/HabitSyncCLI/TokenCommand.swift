@@ -38,7 +38,7 @@ struct TokenCommand: AsyncParsableCommand {
                 return
             }
             let object: [String: Any] = ["token": token, "tenantId": tenantID.uuidString.lowercased(), "user": user, "expiresIn": Int(seconds)]
-            print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+            try JSONLine.print(object)
         }
     }
 }

@@ -97,7 +97,7 @@ enum ErasureReportPrinter {
     static func print(_ report: ErasureReport, json: Bool) throws {
         if json {
             let object: [String: Any] = ["dryRun": report.dryRun, "rows": report.rows, "total": report.total]
-            Swift.print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+            try JSONLine.print(object)
             return
         }
         for table in report.rows.keys.sorted() { Swift.print("\(table) \(report.rows[table] ?? 0)") }
