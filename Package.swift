@@ -79,6 +79,20 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // One guarded GET through libcurl (no redirects, no proxies, size and time limits, no
+        // private addresses), for an identity provider's keys. Knows nothing about tokens.
+        .target(
+            name: "CGuardedFetch",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .target(
+            name: "GuardedFetch",
+            dependencies: [
+                "CGuardedFetch",
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // Access tokens: tenant keys, verification and minting. No I/O.
         .target(
             name: "HabitSyncAuth",
@@ -106,6 +120,7 @@ let package = Package(
                 "LibPQClient",
                 "Migrations",
                 "HabitSyncAuth",
+                "GuardedFetch",
                 .product(name: "HabitSyncDomain", package: "Domain"),
                 "HabitSyncStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -129,6 +144,7 @@ let package = Package(
                 "Migrations",
                 "EmbeddedPostgres",
                 "HabitSyncServer",
+                "GuardedFetch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -208,6 +224,7 @@ let package = Package(
                 "Migrations",
                 "EmbeddedPostgres",
                 "HabitSyncServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -26,10 +26,12 @@ public enum AccessTokenVerifier {
     public static let leeway: TimeInterval = 60
 
     /// - Parameters:
-    ///   - keys: the active keys of `token.tenantID`'s tenant (none when it does not exist).
+    ///   - keys: the active keys of `token.tenantID`'s tenant (none when it does not exist:
+    ///     the caller refuses with `unknown_issuer` before).
     public static func verify(_ token: String, unverified: UnverifiedToken, keys: [TenantKey], now: Date = Date()) async throws(AuthenticationFailure) -> VerifiedIdentity {
+        guard let tenantID = unverified.tenantID else { throw AuthenticationFailure(.unknownIssuer, "no tid UUID claim and no configured iss") }
         guard let algorithm = TokenAlgorithm(rawValue: unverified.algorithm) else {
-            throw AuthenticationFailure("algorithm \(unverified.algorithm) is not accepted")
+            throw AuthenticationFailure(.algorithmNotAllowed, "tid \(tenantID): algorithm \(unverified.algorithm.prefix(32)) is not accepted")
         }
         // The header's algorithm must be the key's own: no HS256 token checked against an
         // RSA public key's bytes, whatever the library would do.
@@ -37,7 +39,9 @@ public enum AccessTokenVerifier {
         if let keyID = unverified.keyID, let exact = candidates.first(where: { $0.id.uuidString.lowercased() == keyID.lowercased() }) {
             candidates = [exact]
         }
-        guard !candidates.isEmpty else { throw AuthenticationFailure("no \(algorithm.rawValue) key for the tenant") }
+        guard !candidates.isEmpty else {
+            throw AuthenticationFailure(.algorithmNotAllowed, "tid \(tenantID): no \(algorithm.rawValue) key; its keys are \(Set(keys.map(\.algorithm.rawValue)).sorted())")
+        }
         var claims: AccessTokenClaims?
         for key in candidates {
             do {
@@ -47,16 +51,13 @@ public enum AccessTokenVerifier {
                 continue
             }
         }
-        guard let claims else { throw AuthenticationFailure("signature does not verify") }
-        guard UUID(uuidString: claims.tid) == unverified.tenantID else { throw AuthenticationFailure("tid changed") }
-        do {
-            try claims.exp.verifyNotExpired(currentDate: now.addingTimeInterval(-leeway))
-            try claims.nbf?.verifyNotBefore(currentDate: now.addingTimeInterval(leeway))
-        } catch {
-            throw AuthenticationFailure("outside its validity window")
+        guard let claims else {
+            throw AuthenticationFailure(.signatureInvalid, "tid \(tenantID): kid \(unverified.keyID ?? "-") does not verify; active key ids \(keys.map { $0.id.uuidString.lowercased() })")
         }
+        guard UUID(uuidString: claims.tid) == tenantID else { throw AuthenticationFailure(.tokenInvalid, "tid changed") }
+        _ = try TokenTimes.check(unverified, now: now, source: "tid \(tenantID)")
         let subject = claims.sub.value
-        if let problem = SubjectRules.problem(subject) { throw AuthenticationFailure("sub \(problem)") }
-        return VerifiedIdentity(tenantID: unverified.tenantID, userID: subject, expiresAt: claims.exp.value)
+        if let problem = SubjectRules.problem(subject) { throw AuthenticationFailure(.tokenInvalid, "sub \(problem)") }
+        return VerifiedIdentity(tenantID: tenantID, userID: subject, expiresAt: claims.exp.value)
     }
 }

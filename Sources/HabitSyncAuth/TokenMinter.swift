@@ -15,3 +15,37 @@ public enum TokenMinter {
         return try await key.keyCollection().sign(claims, header: header)
     }
 }
+
+extension TokenMinter {
+    /// Mints a token as an identity provider would: `iss`, `aud`, `sub`, `iat`, `exp`, signed
+    /// with a PEM private key (P-256 for ES256, RSA for RS256). For trying an issuer
+    /// configuration without the provider (`token mint --signing-key`, docs/identity.md).
+    public static func mintAsIssuer(issuer: String, audience: String, userID: String, privateKeyPEM: String, keyID: String?,
+                                    ttl: TimeInterval, now: Date = Date()) async throws -> String {
+        let collection = JWTKeyCollection()
+        if let key = try? ES256PrivateKey(pem: privateKeyPEM) {
+            await collection.add(ecdsa: key)
+        } else if let key = try? Insecure.RSA.PrivateKey(pem: privateKeyPEM) {
+            await collection.add(rsa: key, digestAlgorithm: .sha256)
+        } else {
+            throw TenantKeyError("the signing key is neither a PEM P-256 (ES256) nor an RSA (RS256) private key")
+        }
+        let claims = IssuerTokenClaims(
+            iss: IssuerClaim(value: issuer), aud: AudienceClaim(value: audience), sub: SubjectClaim(value: userID),
+            iat: IssuedAtClaim(value: now), exp: ExpirationClaim(value: now.addingTimeInterval(ttl)))
+        var header = JWTHeader()
+        if let keyID { header.kid = keyID }
+        return try await collection.sign(claims, header: header)
+    }
+}
+
+/// What an identity provider's ID token carries, at the least.
+struct IssuerTokenClaims: JWTPayload {
+    var iss: IssuerClaim
+    var aud: AudienceClaim
+    var sub: SubjectClaim
+    var iat: IssuedAtClaim
+    var exp: ExpirationClaim
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GuardedFetch
 import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
@@ -132,6 +133,30 @@ struct ServeCommand: AsyncParsableCommand {
         "Statistics and export requests one user may run at once (429 beyond). Env: HABITSYNC_MAX_EXPENSIVE_READS_PER_USER. Default: 2.", valueName: "n"))
     var maxExpensiveReadsPerUser: String?
 
+    @Option(name: .customLong("issuer-key-refresh"), help: ArgumentHelp(
+        "How old identity providers' keys get before they are fetched again in the background. Env: HABITSYNC_ISSUER_KEY_REFRESH. Default: 5m.", valueName: "duration"))
+    var issuerKeyRefresh: String?
+
+    @Option(name: .customLong("issuer-unknown-key-refresh"), help: ArgumentHelp(
+        "A token with an unknown kid fetches its issuer's keys again at most this often. Env: HABITSYNC_ISSUER_UNKNOWN_KEY_REFRESH. Default: 1m.", valueName: "duration"))
+    var issuerUnknownKeyRefresh: String?
+
+    @Option(name: .customLong("issuer-key-max-staleness"), help: ArgumentHelp(
+        "Through a provider outage, known keys keep verifying this long after their last fetch. Env: HABITSYNC_ISSUER_KEY_MAX_STALENESS. Default: 24h.", valueName: "duration"))
+    var issuerKeyMaxStaleness: String?
+
+    @Option(name: .customLong("issuer-fetch-timeout"), help: ArgumentHelp(
+        "Timeout of one fetch of a provider's keys or discovery document. Env: HABITSYNC_ISSUER_FETCH_TIMEOUT. Default: 5s.", valueName: "duration"))
+    var issuerFetchTimeout: String?
+
+    @Option(name: .customLong("issuer-private-addresses"), help: ArgumentHelp(
+        "allow: key fetches may reach private, loopback and link-local addresses (an in-house provider); refuse otherwise. Env: HABITSYNC_ISSUER_PRIVATE_ADDRESSES. Default: refuse.", valueName: "allow|refuse"))
+    var issuerPrivateAddresses: String?
+
+    @Option(name: .customLong("issuer-loopback-http"), help: ArgumentHelp(
+        "allow: key URLs may be plain http:// to 127.0.0.1, ::1 or localhost (test key servers only). Env: HABITSYNC_ISSUER_LOOPBACK_HTTP. Default: refuse.", valueName: "allow|refuse"))
+    var issuerLoopbackHTTP: String?
+
     struct Settings {
         var server: ServerConfiguration
         var migrate: MigrateMode
@@ -238,7 +263,27 @@ struct ServeCommand: AsyncParsableCommand {
         let expensiveReads = try ConfigurationValue.resolve(
             flag: maxExpensiveReadsPerUser, flagName: "max-expensive-reads-per-user", environmentVariable: "HABITSYNC_MAX_EXPENSIVE_READS_PER_USER", default: 2,
             rule: "must be a whole number from 1 to 100", parse: { ConfigurationValue.positiveInt($0).flatMap { $0 <= 100 ? $0 : nil } })
+        var identity = IdentitySettings()
+        identity.refreshInterval = try ConfigurationValue.resolve(
+            flag: issuerKeyRefresh, flagName: "issuer-key-refresh", environmentVariable: "HABITSYNC_ISSUER_KEY_REFRESH", default: identity.refreshInterval,
+            rule: "must be a positive duration such as 5m", parse: ConfigurationValue.duration)
+        identity.unknownKeyRefreshInterval = try ConfigurationValue.resolve(
+            flag: issuerUnknownKeyRefresh, flagName: "issuer-unknown-key-refresh", environmentVariable: "HABITSYNC_ISSUER_UNKNOWN_KEY_REFRESH",
+            default: identity.unknownKeyRefreshInterval, rule: "must be a positive duration such as 1m", parse: ConfigurationValue.duration)
+        identity.maximumStaleness = try ConfigurationValue.resolve(
+            flag: issuerKeyMaxStaleness, flagName: "issuer-key-max-staleness", environmentVariable: "HABITSYNC_ISSUER_KEY_MAX_STALENESS",
+            default: identity.maximumStaleness, rule: "must be a positive duration such as 24h", parse: ConfigurationValue.duration)
+        identity.fetch.timeout = try ConfigurationValue.resolve(
+            flag: issuerFetchTimeout, flagName: "issuer-fetch-timeout", environmentVariable: "HABITSYNC_ISSUER_FETCH_TIMEOUT", default: identity.fetch.timeout,
+            rule: "must be a duration from 100ms to 60s", parse: { ConfigurationValue.duration($0).flatMap { (.milliseconds(100) ... .seconds(60)).contains($0) ? $0 : nil } })
+        identity.fetch.allowPrivateAddresses = try ConfigurationValue.resolve(
+            flag: issuerPrivateAddresses, flagName: "issuer-private-addresses", environmentVariable: "HABITSYNC_ISSUER_PRIVATE_ADDRESSES", default: false,
+            rule: "must be allow or refuse", parse: { ["allow": true, "refuse": false][$0] })
+        identity.fetch.allowLoopbackHTTP = try ConfigurationValue.resolve(
+            flag: issuerLoopbackHTTP, flagName: "issuer-loopback-http", environmentVariable: "HABITSYNC_ISSUER_LOOPBACK_HTTP", default: false,
+            rule: "must be allow or refuse", parse: { ["allow": true, "refuse": false][$0] })
         var server = ServerConfiguration(host: host, port: port, statementTimeout: statementTimeout, limits: limits, bodyBudgetBytes: budget)
+        server.identity = identity
         server.realtime = realtime
         server.connections = connections
         server.expensiveReadsPerUser = expensiveReads

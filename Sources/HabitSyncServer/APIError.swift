@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HabitSyncAuth
 import Hummingbird
 import HabitSyncDomain
 import HabitSyncStore
@@ -37,7 +38,7 @@ public struct APIError: Error, Sendable, HTTPResponseError {
         status: .serviceUnavailable, code: "unavailable",
         message: "the database is unreachable; retry shortly", retryAfterSeconds: 2)
 
-    /// The one answer to every authentication failure.
+    /// No usable token (none, not Bearer, not a JWT).
     public static let unauthorized = APIError(status: .unauthorized, code: "unauthorized", message: "missing or invalid access token")
 
     public static let internalError = APIError(
@@ -58,6 +59,24 @@ public struct APIError: Error, Sendable, HTTPResponseError {
             case .malformedJSON, .malformedRequest, .unknownField, .invalidField, .unsupportedProtocolVersion:
                 return APIError(status: .badRequest, code: error.code.rawValue, message: error.message, field: error.field)
             }
+        case let failure as AuthenticationFailure:
+            // The code, and a message that says what to check; which issuer, kid or audience
+            // went to the server's log only.
+            let message: String = switch failure.code {
+            case .unauthorized: "missing or invalid access token"
+            case .tokenInvalid: "the access token's claims cannot be used (no exp, not yet valid, or no usable user claim)"
+            case .tokenExpired: "the access token has expired; get a new one from the identity provider"
+            case .unknownIssuer: "no tenant of this server accepts tokens of this issuer (or tenant id)"
+            case .audienceMismatch: "the access token's audience is not one this issuer's tenant accepts"
+            case .unknownKey: "the access token's key id is not among the issuer's current keys"
+            case .algorithmNotAllowed: "the access token's signature algorithm is not accepted for this issuer or key"
+            case .lifetimeTooLong: "the access token lives longer than this issuer's tokens may"
+            case .signatureInvalid: "the access token's signature does not verify"
+            }
+            return APIError(status: .unauthorized, code: failure.code.rawValue, message: message)
+        case is IssuerKeysUnavailable:
+            return APIError(status: .serviceUnavailable, code: "identity_provider_unavailable",
+                            message: "the identity provider's keys cannot be fetched right now, so the token cannot be checked; retry shortly", retryAfterSeconds: 5)
         case let error as StoreError:
             switch error.code {
             case .tooManyPushes:
@@ -72,8 +91,10 @@ public struct APIError: Error, Sendable, HTTPResponseError {
                 return APIError(status: .notFound, code: error.code.rawValue, message: error.message)
             case .tenantExists:
                 return APIError(status: .conflict, code: error.code.rawValue, message: error.message)
-            case .noSigningKey:
+            case .noSigningKey, .issuerConflict:
                 return APIError(status: .conflict, code: error.code.rawValue, message: error.message)
+            case .issuerNotFound:
+                return APIError(status: .notFound, code: error.code.rawValue, message: error.message)
             }
         case let error as SlowClientGuard.UploadTooSlow:
             let rule = error.rule == "body_timeout" ? "did not arrive within the body timeout" : "arrived slower than the minimum rate"

@@ -42,6 +42,8 @@ public struct ServerConfiguration: Sendable {
     public var connections = ConnectionLimits()
     /// Statistics and exports one user may run at once (429 beyond).
     public var expensiveReadsPerUser = 2
+    /// Identity providers' keys: refresh, outage tolerance, what fetches may reach.
+    public var identity = IdentitySettings()
 
     public init(host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server",
                 limits: SyncLimits = SyncLimits(), bodyBudgetBytes: Int = 128 * 1024 * 1024) {

@@ -28,6 +28,12 @@ public final class ServerMetrics: Sendable {
                                        labels: labels, buckets: Self.latencyBuckets).recordNanoseconds(Int64(duration / .nanoseconds(1)))
     }
 
+    /// An identity provider's keys fetched (or not): each replica fetches for itself.
+    public func recordKeyFetch(outcome: String) {
+        registry.makeCounter(descriptor: Self.descriptor("habitsync_issuer_key_fetches", unit: "total", "Fetches of identity providers' keys by outcome: fetched or failed."),
+                             labels: [("outcome", outcome)]).increment()
+    }
+
     public func recordBatch(outcome: String) {
         registry.makeCounter(descriptor: Self.descriptor("habitsync_push_batches", unit: "total", "Push batches by outcome: applied, replayed (idempotent retry) or conflict."),
                              labels: [("outcome", outcome)]).increment()

@@ -4,6 +4,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
         case tenantExists = "tenant_exists"
         case tenantNotFound = "tenant_not_found"
         case noSigningKey = "no_signing_key"
+        /// The tenant already accepts this issuer, or another tenant accepts an audience of it.
+        case issuerConflict = "issuer_conflict"
+        case issuerNotFound = "issuer_not_found"
         /// One user has too many pushes waiting in this process.
         case tooManyPushes = "too_many_pushes"
         /// The user's account was erased: nothing of theirs is read or stored any more.

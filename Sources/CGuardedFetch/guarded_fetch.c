@@ -1,0 +1,155 @@
+#include "guarded_fetch.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+static pthread_once_t global_init_once = PTHREAD_ONCE_INIT;
+static void global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+typedef struct {
+    gf_address_policy policy;
+    int refused;
+    unsigned char *body;
+    size_t length;
+    size_t capacity;
+    size_t max_bytes;
+    int too_large;
+    int out_of_memory;
+} transfer;
+
+static int ipv4_is_loopback(uint32_t a) { return (a >> 24) == 127; }
+
+static int ipv4_is_special(uint32_t a) {
+    return (a >> 24) == 0 || (a >> 24) == 10 || (a >> 24) == 127   /* this network, private, loopback */
+        || (a >> 20) == ((172u << 4) | 1)                           /* 172.16.0.0/12 */
+        || (a >> 16) == ((192u << 8) | 168)                         /* 192.168.0.0/16 */
+        || (a >> 16) == ((169u << 8) | 254)                         /* link-local, cloud metadata */
+        || (a >> 22) == ((100u << 2) | 1)                           /* 100.64.0.0/10 carrier-grade NAT */
+        || (a >> 28) >= 14;                                         /* multicast, reserved, broadcast */
+}
+
+/// 1 when the peer may be connected to under `policy`.
+static int address_allowed(const struct sockaddr *address, gf_address_policy policy) {
+    if (policy == GF_ADDRESSES_ANY) return 1;
+    if (address->sa_family == AF_INET) {
+        uint32_t a = ntohl(((const struct sockaddr_in *)address)->sin_addr.s_addr);
+        return policy == GF_ADDRESSES_LOOPBACK ? ipv4_is_loopback(a) : !ipv4_is_special(a);
+    }
+    if (address->sa_family == AF_INET6) {
+        const struct in6_addr *a6 = &((const struct sockaddr_in6 *)address)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(a6)) {
+            uint32_t a;
+            memcpy(&a, &a6->s6_addr[12], 4);
+            a = ntohl(a);
+            return policy == GF_ADDRESSES_LOOPBACK ? ipv4_is_loopback(a) : !ipv4_is_special(a);
+        }
+        if (policy == GF_ADDRESSES_LOOPBACK) return IN6_IS_ADDR_LOOPBACK(a6);
+        return !(IN6_IS_ADDR_LOOPBACK(a6) || IN6_IS_ADDR_UNSPECIFIED(a6) || IN6_IS_ADDR_LINKLOCAL(a6)
+                 || IN6_IS_ADDR_SITELOCAL(a6) || IN6_IS_ADDR_MULTICAST(a6)
+                 || (a6->s6_addr[0] & 0xfe) == 0xfc /* fc00::/7 unique local */);
+    }
+    return 0;
+}
+
+static curl_socket_t open_socket(void *context, curlsocktype purpose, struct curl_sockaddr *address) {
+    transfer *t = context;
+    (void)purpose;
+    if (!address_allowed(&address->addr, t->policy)) {
+        t->refused = 1;
+        return CURL_SOCKET_BAD;
+    }
+    return socket(address->family, address->socktype, address->protocol);
+}
+
+static size_t write_body(char *data, size_t size, size_t count, void *context) {
+    transfer *t = context;
+    size_t n = size * count;
+    if (n > t->max_bytes - t->length) {
+        t->too_large = 1;
+        return 0; /* aborts the transfer */
+    }
+    if (t->length + n > t->capacity) {
+        size_t capacity = t->capacity ? t->capacity : 16384;
+        while (capacity < t->length + n) capacity *= 2;
+        if (capacity > t->max_bytes) capacity = t->max_bytes;
+        unsigned char *grown = realloc(t->body, capacity);
+        if (!grown) {
+            t->out_of_memory = 1;
+            return 0;
+        }
+        t->body = grown;
+        t->capacity = capacity;
+    }
+    memcpy(t->body + t->length, data, n);
+    t->length += n;
+    return n;
+}
+
+void gf_get(const char *url, long timeout_ms, size_t max_bytes, int https_only,
+            gf_address_policy policy, gf_result *out) {
+    memset(out, 0, sizeof *out);
+    pthread_once(&global_init_once, global_init);
+    transfer t = {.policy = policy, .max_bytes = max_bytes};
+    CURL *curl = curl_easy_init();
+    if (!curl) {
+        out->outcome = GF_OUT_OF_MEMORY;
+        snprintf(out->message, sizeof out->message, "curl_easy_init failed");
+        return;
+    }
+    char error[CURL_ERROR_SIZE] = {0};
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(curl, CURLOPT_PROXY, "");   /* a proxy would be the peer the address check sees */
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, https_only ? "https" : "http,https");
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "habitsync-server key fetch");
+    curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_bytes);
+    curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, &t);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+    struct curl_slist *headers = curl_slist_append(NULL, "Accept: application/json");
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+
+    CURLcode code = curl_easy_perform(curl);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
+    if (t.too_large || code == CURLE_FILESIZE_EXCEEDED) {
+        out->outcome = GF_TOO_LARGE;
+    } else if (t.out_of_memory) {
+        out->outcome = GF_OUT_OF_MEMORY;
+    } else if (t.refused) {
+        out->outcome = GF_ADDRESS_REFUSED;
+    } else if (code == CURLE_OPERATION_TIMEDOUT) {
+        out->outcome = GF_TIMEOUT;
+    } else if (code != CURLE_OK) {
+        out->outcome = GF_TRANSFER_FAILED;
+    }
+    if (out->outcome != GF_OK) {
+        snprintf(out->message, sizeof out->message, "%s", error[0] ? error : curl_easy_strerror(code));
+        free(t.body);
+    } else {
+        out->body = t.body;
+        out->length = t.length;
+    }
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+}
+
+void gf_result_free(gf_result *result) {
+    free(result->body);
+    result->body = NULL;
+    result->length = 0;
+}

@@ -1,0 +1,70 @@
+import CGuardedFetch
+import Foundation
+import NIOPosix
+
+/// One GET of a URL someone else controls (an identity provider's keys), through libcurl: no
+/// redirects, no proxies, HTTPS only (plain HTTP to loopback only when the policy allows it),
+/// a timeout, a size limit, and no private addresses unless allowed. The address check runs
+/// on the very address libcurl connects to, so DNS rebinding cannot get past it.
+public struct GuardedFetcher: Sendable {
+    public let policy: FetchPolicy
+    private let threadPool: NIOThreadPool
+
+    public init(policy: FetchPolicy, threadPool: NIOThreadPool = .singleton) {
+        self.policy = policy
+        self.threadPool = threadPool
+    }
+
+    /// Hosts a plain-HTTP test server may be named by.
+    static let loopbackHosts: Set<String> = ["127.0.0.1", "::1", "[::1]", "localhost"]
+
+    /// The address policy for `url`, or why the URL is refused before anything is sent.
+    func addressPolicy(for url: String) throws(FetchFailure) -> (httpsOnly: Bool, addresses: gf_address_policy) {
+        guard url.utf8.count <= 2048 else { throw .urlRefused("longer than 2048 bytes") }
+        guard !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+            throw .urlRefused("contains a space or control character")
+        }
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+              let host = components.host, !host.isEmpty else { throw .urlRefused("not an absolute URL with a host") }
+        guard components.user == nil, components.password == nil else { throw .urlRefused("carries credentials") }
+        switch scheme {
+        case "https":
+            return (true, policy.allowPrivateAddresses ? GF_ADDRESSES_ANY : GF_ADDRESSES_PUBLIC)
+        case "http" where policy.allowLoopbackHTTP && Self.loopbackHosts.contains(host.lowercased()):
+            return (false, policy.allowPrivateAddresses ? GF_ADDRESSES_ANY : GF_ADDRESSES_LOOPBACK)
+        case "http":
+            throw .urlRefused("plain HTTP (only HTTPS, or HTTP to loopback when the server allows it for tests)")
+        default:
+            throw .urlRefused("scheme \(scheme) (only HTTPS)")
+        }
+    }
+
+    /// The body of a 200 answer to `GET url`.
+    public func get(_ url: String) async throws(FetchFailure) -> [UInt8] {
+        let (httpsOnly, addresses) = try addressPolicy(for: url)
+        let timeoutMilliseconds = Int(policy.timeout / .milliseconds(1))
+        let maximumBytes = policy.maximumBytes
+        let outcome: Result<[UInt8], FetchFailure>
+        do {
+            outcome = try await threadPool.runIfActive {
+                var result = gf_result()
+                gf_get(url, timeoutMilliseconds, maximumBytes, httpsOnly ? 1 : 0, addresses, &result)
+                defer { gf_result_free(&result) }
+                let message = withUnsafeBytes(of: result.message) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+                switch result.outcome {
+                case GF_OK:
+                    guard result.status == 200 else { return .failure(.status(result.status)) }
+                    guard let body = result.body else { return .success([]) }
+                    return .success(Array(UnsafeBufferPointer(start: body, count: result.length)))
+                case GF_TOO_LARGE: return .failure(.tooLarge(limit: maximumBytes))
+                case GF_ADDRESS_REFUSED: return .failure(.addressRefused)
+                case GF_TIMEOUT: return .failure(.timedOut)
+                default: return .failure(.transferFailed(message))
+                }
+            }
+        } catch {
+            throw .transferFailed("the server is shutting down")
+        }
+        return try outcome.get()
+    }
+}
