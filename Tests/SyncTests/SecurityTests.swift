@@ -51,7 +51,7 @@ import _CryptoExtras
         }
     }
 
-    @Test func everyBadTokenGetsTheSameBare401() async throws {
+    @Test func everyBadTokenGets401WithItsCodeAndNoDetail() async throws {
         let world = try await SyncWorld.make()
         let (_, otherKey) = try await world.addTenant("other")
         let rsaBacking = try _RSA.Signing.PrivateKey(keySize: .bits2048)
@@ -64,6 +64,12 @@ import _CryptoExtras
             let ours = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
             let valid = try await Claims.sign(["tid": tid, "sub": "alice", "exp": exp], with: ours)
             let noneHeader = Data(#"{"alg":"none"}"#.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+            // The code says which kind of problem (docs/identity.md); nothing in the body names a
+            // tenant, key or claim.
+            let expectedCodes = [
+                "none": "unauthorized", "forged": "signature_invalid", "alg none": "algorithm_not_allowed",
+                "HS256 with the RS256 public key": "algorithm_not_allowed", "expired": "token_expired", "another tenant's key": "signature_invalid",
+            ]
             let tokens: [String: String?] = [
                 "none": nil,
                 "forged": try await Claims.sign(["tid": tid, "sub": "alice", "exp": exp], with: JWTKeyCollection().add(hmac: HMACKey(from: Array(repeating: 1, count: 32)), digestAlgorithm: .sha256)),
@@ -82,10 +88,15 @@ import _CryptoExtras
                     let reply = try await TestHTTP.request(method, server.baseURL + path, headers: headers, body: method == "POST" ? Data("{}".utf8) : nil)
                     #expect(reply.status == 401, "\(name) \(method): \(reply.status)")
                     #expect(reply.header("WWW-Authenticate") == "Bearer")
+                    let error = (try? JSONSerialization.jsonObject(with: reply.body) as? [String: Any])?["error"] as? [String: Any]
+                    #expect(error?["code"] as? String == expectedCodes[name], "\(name)")
+                    #expect(Set(error?.keys.map { $0 } ?? []) == ["code", "message"])
+                    let text = String(decoding: reply.body, as: UTF8.self)
+                    for secret in [tid, rsaTenant.uuidString, "alice"] { #expect(!text.lowercased().contains(secret.lowercased()), "\(name) leaks \(secret)") }
                     bodies.insert(reply.body)
                 }
             }
-            #expect(bodies.count == 1, "every failure answers the same body")
+            #expect(bodies.count == Set(expectedCodes.values).count, "one body per code, the same for every token of that code")
             let ok = try await TestHTTP.request("GET", server.baseURL + "/v1/sync/pull", headers: ["Authorization": "Bearer \(valid)"])
             #expect(ok.status == 200)
         }
