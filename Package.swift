@@ -243,7 +243,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SchemaTests",
-            dependencies: ["LibPQClient", "TestSupport", .product(name: "HabitSyncDomain", package: "Domain"), "HabitSyncStore", "SeededRandom"],
+            dependencies: ["LibPQClient", "TestSupport", .product(name: "HabitSyncDomain", package: "Domain"), "HabitSyncStore", "HabitSyncAuth", "SeededRandom"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -27,7 +27,7 @@ CREATE TABLE tenant_issuers (
     inline_keys          text CHECK (octet_length(inline_keys) <= 262144),
     audiences            text[] NOT NULL CHECK (habitsync_valid_audiences(audiences)),
     audience_claims      text[] NOT NULL DEFAULT '{aud}' CHECK (cardinality(audience_claims) BETWEEN 1 AND 2 AND audience_claims <@ '{aud,client_id}'),
-    algorithms           text[] NOT NULL CHECK (cardinality(algorithms) BETWEEN 1 AND 3 AND algorithms <@ '{RS256,ES256,EdDSA}'),
+    algorithms           text[] NOT NULL DEFAULT '{RS256,ES256}' CHECK (cardinality(algorithms) BETWEEN 1 AND 3 AND algorithms <@ '{RS256,ES256,EdDSA}'),
     user_claim           text NOT NULL DEFAULT 'sub' CHECK (user_claim ~ '^[A-Za-z0-9_.:-]{1,64}$'),
     max_lifetime_seconds integer NOT NULL DEFAULT 86400 CHECK (max_lifetime_seconds BETWEEN 60 AND 2592000),
     preset               text CHECK (preset IN ('firebase', 'apple', 'auth0', 'supabase', 'cognito')),

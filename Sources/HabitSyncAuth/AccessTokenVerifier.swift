@@ -31,7 +31,7 @@ public enum AccessTokenVerifier {
     public static func verify(_ token: String, unverified: UnverifiedToken, keys: [TenantKey], now: Date = Date()) async throws(AuthenticationFailure) -> VerifiedIdentity {
         guard let tenantID = unverified.tenantID else { throw AuthenticationFailure(.unknownIssuer, "no tid UUID claim and no configured iss") }
         guard let algorithm = TokenAlgorithm(rawValue: unverified.algorithm) else {
-            throw AuthenticationFailure(.algorithmNotAllowed, "tid \(tenantID): algorithm \(unverified.algorithm.prefix(32)) is not accepted")
+            throw AuthenticationFailure(.algorithmNotAllowed, "tid \(tenantID): algorithm \(String(reflecting: String(unverified.algorithm.prefix(32)))) is not accepted")
         }
         // The header's algorithm must be the key's own: no HS256 token checked against an
         // RSA public key's bytes, whatever the library would do.
@@ -52,7 +52,7 @@ public enum AccessTokenVerifier {
             }
         }
         guard let claims else {
-            throw AuthenticationFailure(.signatureInvalid, "tid \(tenantID): kid \(unverified.keyID ?? "-") does not verify; active key ids \(keys.map { $0.id.uuidString.lowercased() })")
+            throw AuthenticationFailure(.signatureInvalid, "tid \(tenantID): kid \(String(reflecting: String((unverified.keyID ?? "-").prefix(100)))) does not verify; active key ids \(keys.map { $0.id.uuidString.lowercased() })")
         }
         guard UUID(uuidString: claims.tid) == tenantID else { throw AuthenticationFailure(.tokenInvalid, "tid changed") }
         _ = try TokenTimes.check(unverified, now: now, source: "tid \(tenantID)")

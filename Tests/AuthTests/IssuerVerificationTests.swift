@@ -328,3 +328,38 @@ import TestSupport
         } }
     }
 }
+
+extension IssuerVerificationTests {
+    @Test func hostileTokensAreRefusedWithoutHarm() async throws {
+        try await Self.withFixture { fixture in
+            let key = try await TestProvider.rsa(kid: "k")
+            fixture.keys.serve(jwks: TestProvider.jwks([key]))
+            try await fixture.run { issuers, tenants, authenticator in
+                let tenantID = try await Self.tenant(tenants, "hostile")
+                try await issuers.add(tenantID: tenantID, try IssuerConfiguration(
+                    issuer: "https://login.example.com", keySource: .jwksURL(fixture.keys.jwksURL), audiences: ["habits"]))
+                let now = Date().timeIntervalSince1970
+                let base: [String: Any] = ["iss": "https://login.example.com", "aud": "habits", "sub": "ann", "iat": now, "exp": now + 60]
+                func deep(_ depth: Int) -> String { String(repeating: "[", count: depth) + String(repeating: "]", count: depth) }
+                let deepPayload = Data(#"{"iss":"https://login.example.com","x":\#(deep(2500))}"#.utf8).base64URL
+                let hostile: [(String, String)] = [
+                    ("deep nesting", "eyJhbGciOiJSUzI1NiJ9.\(deepPayload).c2ln"),
+                    ("1e308 iat", TestProvider.unsigned(header: ["alg": "RS256", "kid": "k"], claims: base.merging(["iat": 1e308]) { $1 })),
+                    ("NUL in iss", TestProvider.unsigned(header: ["alg": "RS256", "kid": "k"], claims: base.merging(["iss": "https://login.example.com\u{0}"]) { $1 })),
+                    ("control alg", TestProvider.unsigned(header: ["alg": "RS256\n", "kid": "k"], claims: base)),
+                    ("kid of 5000", TestProvider.unsigned(header: ["alg": "RS256", "kid": String(repeating: "k", count: 5000)], claims: base)),
+                    ("aud of objects", TestProvider.unsigned(header: ["alg": "RS256", "kid": "k"], claims: base.merging(["aud": [["a": 1]]]) { $1 })),
+                    ("bool exp", TestProvider.unsigned(header: ["alg": "RS256", "kid": "k"], claims: base.merging(["exp": true]) { $1 })),
+                    ("header not an object", "WzFd.\(Data("{}".utf8).base64URL).c2ln"),
+                ]
+                for (name, token) in hostile {
+                    let code = try await Self.code(authenticator, token)
+                    #expect(code != "ok", "\(name)")
+                }
+                // Still serving.
+                let good = try await TestProvider.token(TestProvider.claims(issuer: "https://login.example.com", audience: "habits", user: "ann"), key: key)
+                #expect(try await Self.code(authenticator, good) == "ok")
+            }
+        }
+    }
+}

@@ -15,9 +15,11 @@ public enum IssuerTokenVerifier {
         let matching = configurations.filter { $0.configuration.acceptsAudience(of: token) }
         guard matching.count == 1 else {
             let accepted = configurations.flatMap(\.configuration.audiences)
+            // The token's values are the caller's: a few, shortened, escaped by the array's description.
+            let named = token.audiences.prefix(5).map { $0.prefix(100) }
             throw AuthenticationFailure(.audienceMismatch, matching.isEmpty
-                ? "iss \(issuer): aud \(token.audiences) is none of \(accepted)"
-                : "iss \(issuer): aud \(token.audiences) matches \(matching.count) tenants")
+                ? "iss \(issuer): aud \(named) is none of \(accepted)"
+                : "iss \(issuer): aud \(named) matches \(matching.count) tenants")
         }
         return matching[0]
     }
@@ -25,7 +27,7 @@ public enum IssuerTokenVerifier {
     /// The accepted algorithm the token's header names.
     public static func algorithm(of token: UnverifiedToken, under configuration: IssuerConfiguration) throws(AuthenticationFailure) -> IssuerAlgorithm {
         guard let algorithm = IssuerAlgorithm(rawValue: token.algorithm), configuration.algorithms.contains(algorithm) else {
-            throw AuthenticationFailure(.algorithmNotAllowed, "iss \(configuration.issuer): alg \(token.algorithm.prefix(32)) is not one of \(configuration.algorithms.map(\.rawValue))")
+            throw AuthenticationFailure(.algorithmNotAllowed, "iss \(configuration.issuer): alg \(String(reflecting: String(token.algorithm.prefix(32)))) is not one of \(configuration.algorithms.map(\.rawValue))")
         }
         return algorithm
     }
@@ -46,7 +48,7 @@ public enum IssuerTokenVerifier {
             key = fitting[0]
         }
         guard key.fits(algorithm) else {
-            throw AuthenticationFailure(.algorithmNotAllowed, "kid \(token.keyID ?? "-") is a \(key.keyType) key\(key.declaredAlgorithm.map { " for \($0)" } ?? ""), the token says \(algorithm.rawValue)")
+            throw AuthenticationFailure(.algorithmNotAllowed, "kid \(String(reflecting: String((token.keyID ?? "-").prefix(100)))) is a \(key.keyType) key\(key.declaredAlgorithm.map { " for \($0)" } ?? ""), the token says \(algorithm.rawValue)")
         }
         return key
     }
@@ -58,7 +60,7 @@ public enum IssuerTokenVerifier {
         do {
             _ = try await key.collection.verify(token, as: SignatureOnly.self)
         } catch {
-            throw AuthenticationFailure(.signatureInvalid, "iss \(configuration.issuer): kid \(unverified.keyID ?? "-") does not verify the signature")
+            throw AuthenticationFailure(.signatureInvalid, "iss \(configuration.issuer): kid \(String(reflecting: String((unverified.keyID ?? "-").prefix(100)))) does not verify the signature")
         }
         let expiresAt = try TokenTimes.check(unverified, now: now, source: "iss \(configuration.issuer)")
         let lifetime = expiresAt - (unverified.issuedAt ?? now.timeIntervalSince1970)

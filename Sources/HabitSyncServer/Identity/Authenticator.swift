@@ -101,7 +101,7 @@ public final class Authenticator: Sendable {
             key = try IssuerTokenVerifier.chooseKey(in: keys, for: unverified, algorithm: algorithm)
         }
         guard let key else {
-            throw AuthenticationFailure(.unknownKey, "iss \(configuration.issuer): kid \(unverified.keyID?.prefix(100) ?? "-") is not among \(keys.keyIDs)")
+            throw AuthenticationFailure(.unknownKey, "iss \(configuration.issuer): kid \(String(reflecting: String((unverified.keyID ?? "-").prefix(100)))) is not among \(keys.keyIDs)")
         }
         return try await IssuerTokenVerifier.verify(token, unverified: unverified, tenant: tenant, key: key)
     }
