@@ -220,13 +220,13 @@ public struct SyncEngine: Sendable {
     }
 
     static func error(_ response: HTTPURLResponse, body: Data) -> SyncError {
+        var code: String?
+        if case .string(let text)? = errorObject(body)?["code"] { code = text }
         switch response.statusCode {
-        case 401: return .unauthorized
+        case 401: return .unauthorized(code: code)
         case 429, 503:
             return .retryLater(seconds: response.value(forHTTPHeaderField: "Retry-After").flatMap(Double.init) ?? 1)
         default:
-            var code: String?
-            if case .string(let text)? = errorObject(body)?["code"] { code = text }
             if response.statusCode == 410, code == "account_erased" { return .accountErased }
             return .refused(status: response.statusCode, code: code)
         }
