@@ -13,8 +13,15 @@ struct TestProvider: Sendable {
         let jwk: [String: String]
     }
 
-    static func rsa(kid: String) async throws -> SigningKey {
-        let key = try Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
+    /// RSA keys are slow to make (seconds of CPU on a busy machine, taken from the tests
+    /// running beside): two are made once, and every test draws from them.
+    static let rsaKeys = Task { () throws -> [JWTKit.Insecure.RSA.PrivateKey] in
+        try (0..<2).map { _ in try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048)) }
+    }
+
+    /// An RSA signing key under `kid`: the first of the shared keys, or the second (`other`).
+    static func rsa(kid: String, other: Bool = false) async throws -> SigningKey {
+        let key = try await rsaKeys.value[other ? 1 : 0]
         let (modulus, exponent) = try key.publicKey.getKeyPrimitives()
         let collection = await JWTKeyCollection().add(rsa: key, digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
         return SigningKey(kid: kid, algorithm: "RS256", collection: collection,

@@ -14,18 +14,25 @@ import TestSupport
 /// through the request role from a real database, keys fetched from a real key server on
 /// loopback (plain HTTP, which only the tests allow).
 @Suite struct IssuerVerificationTests {
-    static let logger = Logger(label: "issuer-tests")
+    /// Refusals are logged at info; a thousand of them need not fill the suite's output.
+    static let logger: Logger = {
+        var logger = Logger(label: "issuer-tests")
+        logger.logLevel = .warning
+        return logger
+    }()
 
     /// A database, a key server, and an authenticator as the server builds it.
     struct Fixture {
         let database: TestDatabase
         let keys: LoopbackKeyServer
 
-        func run<T: Sendable>(settings: IdentitySettings = Fixture.settings(), _ body: (IssuerStore, TenantStore, Authenticator) async throws -> T) async throws -> T {
+        /// `cacheLifetime` zero: every token reads the configurations, so a removal shows at once.
+        func run<T: Sendable>(settings: IdentitySettings = Fixture.settings(), cacheLifetime: Duration = .zero,
+                              _ body: (IssuerStore, TenantStore, Authenticator) async throws -> T) async throws -> T {
             try await database.withPool(size: 2) { owner in
                 try await database.withPool(size: 2, role: "habitsync_app") { app in
                     let cache = IssuerKeyCache(settings: settings, logger: IssuerVerificationTests.logger)
-                    let authenticator = Authenticator(tenants: TenantStore(pool: app), issuers: IssuerStore(pool: app), issuerKeys: cache, cacheLifetime: .zero)
+                    let authenticator = Authenticator(tenants: TenantStore(pool: app), issuers: IssuerStore(pool: app), issuerKeys: cache, cacheLifetime: cacheLifetime)
                     return try await body(IssuerStore(pool: owner), TenantStore(pool: owner), authenticator)
                 }
             }
@@ -131,7 +138,7 @@ import TestSupport
     @Test func aRotatedKeyVerifiesOnItsFirstRequestAndAnOutageKeepsKnownKeysWorking() async throws {
         try await Self.withFixture { fixture in
             let old = try await TestProvider.rsa(kid: "2026-10")
-            let new = try await TestProvider.rsa(kid: "2026-11")
+            let new = try await TestProvider.rsa(kid: "2026-11", other: true)
             fixture.keys.serve(jwks: TestProvider.jwks([old]))
             // Background refresh on every request, so the outage below is really tried.
             var settings = Fixture.settings()
@@ -169,7 +176,8 @@ import TestSupport
         try await Self.withFixture { fixture in
             let key = try await TestProvider.ec(kid: "real")
             fixture.keys.serve(jwks: TestProvider.jwks([key]))
-            try await fixture.run { issuers, tenants, authenticator in
+            // Configurations cached as the server caches them: the flood costs no database reads.
+            try await fixture.run(cacheLifetime: .seconds(3600)) { issuers, tenants, authenticator in
                 let tenantID = try await Self.tenant(tenants, "flooded")
                 try await issuers.add(tenantID: tenantID, try IssuerConfiguration(
                     issuer: "https://login.example.com", keySource: .jwksURL(fixture.keys.jwksURL), audiences: ["habits"]))
@@ -199,7 +207,7 @@ import TestSupport
             let rsa = try await TestProvider.rsa(kid: "rsa")
             let ec = try await TestProvider.ec(kid: "ec")
             let ed = try await TestProvider.ed25519(kid: "ed")
-            let stranger = try await TestProvider.rsa(kid: "rsa")   // same kid, another key
+            let stranger = try await TestProvider.rsa(kid: "rsa", other: true)   // same kid, another key
             fixture.keys.serve(jwks: TestProvider.jwks([rsa, ec, ed]))
             try await fixture.run { issuers, tenants, authenticator in
                 let tenantID = try await Self.tenant(tenants, "strict")
