@@ -333,6 +333,9 @@ import TestSupport
             let orphan = TestProvider.unsigned(header: ["alg": "RS256"], claims: ["sub": "x", "exp": Date().timeIntervalSince1970 + 60])
             #expect(try await Self.code(authenticator, orphan) == "unknown_issuer")
             #expect(fixture.keys.requests("/jwks.json") == 0)
+            // A disabled tenant's issuer routes nowhere.
+            try await tenants.pool.withConnection { try await $0.query("UPDATE tenants SET disabled_at = now() WHERE id = \(created.id)") }
+            #expect(try await Self.code(authenticator, oidc) == "unknown_issuer")
         } }
     }
 }
