@@ -292,7 +292,8 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: [
-                "HabitSyncServer", "HabitSyncCLI", "habitsync-server", "LibPQClient", "ServerHarness", "TestSupport", "EmbeddedPostgres",
+                "HabitSyncServer", "HabitSyncCLI", "habitsync-server", "LibPQClient", "ServerHarness", "TestSupport", "EmbeddedPostgres", "GuardedFetch",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
