@@ -158,6 +158,11 @@ import TestSupport
         let down = await Self.failure(server.jwksURL, policy)
         #expect(down != nil)
         #expect(await Self.failure(server.baseURL + "/missing", policy) != nil)
+        server.setDown(false)
+        server.setStalled(true)
+        policy.timeout = .milliseconds(300)
+        #expect(await Self.failure(server.jwksURL, policy) == .timedOut)
+        server.setStalled(false)
         await server.stop()
     }
 }

@@ -12,6 +12,7 @@ public final class LoopbackKeyServer: Sendable {
     private struct State {
         var jwks: [UInt8] = Array(#"{"keys":[]}"#.utf8)
         var down = false
+        var stalled = false
         var requests: [String: Int] = [:]
         var discoveryIssuer: String?
     }
@@ -32,7 +33,12 @@ public final class LoopbackKeyServer: Sendable {
     public static func start() async throws -> LoopbackKeyServer {
         let box = Box()
         let router = Router()
-        router.get("jwks.json") { _, _ in try box.server().answer(path: "/jwks.json") { $0.jwks } }
+        router.get("jwks.json") { _, _ in
+            let server = try box.server()
+            // A provider that accepts the connection and never answers.
+            while server.state.withLock({ $0.stalled }) { try await Task.sleep(for: .milliseconds(50)) }
+            return try server.answer(path: "/jwks.json") { $0.jwks }
+        }
         router.get(".well-known/openid-configuration") { _, _ in
             try box.server().answer(path: "/.well-known/openid-configuration") { state in
                 let issuer = state.discoveryIssuer ?? ""
@@ -66,6 +72,8 @@ public final class LoopbackKeyServer: Sendable {
     public func serve(jwks: String) { state.withLock { $0.jwks = Array(jwks.utf8) } }
     /// The issuer the discovery document names.
     public func serveDiscovery(issuer: String) { state.withLock { $0.discoveryIssuer = issuer } }
+    /// While stalled, `/jwks.json` answers nothing (until it is no longer stalled).
+    public func setStalled(_ stalled: Bool) { state.withLock { $0.stalled = stalled } }
     /// While down, every path answers 503.
     public func setDown(_ down: Bool) { state.withLock { $0.down = down } }
     /// Requests of `path` so far (answered or not).
