@@ -111,7 +111,11 @@ void gf_get(const char *url, long timeout_ms, size_t max_bytes, int https_only,
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(curl, CURLOPT_PROXY, "");   /* a proxy would be the peer the address check sees */
+#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85: CURLOPT_PROTOCOLS_STR */
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, https_only ? "https" : "http,https");
+#else
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS, https_only ? (long)CURLPROTO_HTTPS : (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "habitsync-server key fetch");

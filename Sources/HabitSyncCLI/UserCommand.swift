@@ -46,7 +46,9 @@ struct UserCommand: AsyncParsableCommand {
             defer { if output != nil { try? handle.close() } }
             let summary = try await common.withOwnerPool(logger: try common.makeQuietLogger(), applicationName: "habitsync-server user") { pool in
                 let tenant = try await target.tenantID(pool)
-                let accounts = AccountStore(pool: pool)
+                // An admin's one-off export is not a request: a busy database may make a page slow
+                // (a loaded Citus cluster took over 5 s), and failing it helps nobody.
+                let accounts = AccountStore(pool: pool, statementTimeout: .seconds(300))
                 try await accounts.checkExportable(tenant: tenant, user: target.user)
                 return try await accounts.export(tenant: tenant, user: target.user) { piece in try handle.write(contentsOf: Data(piece.utf8)) }
             }
