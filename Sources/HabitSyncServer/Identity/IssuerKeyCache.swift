@@ -57,7 +57,7 @@ public final class IssuerKeyCache: Sendable {
         return try usableKeys(source)
     }
 
-    /// The keys after a token named a `kid` not among `stale`: fetched again unless that was
+    /// The keys after a token named a `kid` not among the known ones: fetched again unless that was
     /// done for this source within `unknownKeyRefreshInterval` (then the ones known, or those
     /// of the fetch under way).
     public func keysAfterUnknownKey(for configuration: IssuerConfiguration) async throws(IssuerKeysUnavailable) -> IssuerKeySet {
