@@ -16,21 +16,21 @@ public struct TenantKey: Sendable, Equatable {
 
     /// Checks the material fits the algorithm (a secret of at least 32 bytes; a PEM that parses
     /// as a P-256 or RSA public key) before it is stored.
-    public init(id: UUID = UUID(), algorithm: TokenAlgorithm, material: Material) throws(TenantKeyError) {
+    public init(id: UUID = UUID(), algorithm: TokenAlgorithm, material: Material) throws(KeyMaterialError) {
         switch (algorithm, material) {
         case (.hs256, .sharedSecret(let secret)):
             guard secret.count >= Self.minimumSecretBytes else {
-                throw TenantKeyError("an HS256 secret needs at least \(Self.minimumSecretBytes) bytes; got \(secret.count)")
+                throw KeyMaterialError("an HS256 secret needs at least \(Self.minimumSecretBytes) bytes; got \(secret.count)")
             }
         case (.es256, .publicKeyPEM(let pem)):
-            do { _ = try ES256PublicKey(pem: pem) } catch { throw TenantKeyError("not a PEM P-256 (ES256) public key") }
+            do { _ = try ES256PublicKey(pem: pem) } catch { throw KeyMaterialError("not a PEM P-256 (ES256) public key") }
         case (.rs256, .publicKeyPEM(let pem)):
             do {
                 let key = try Insecure.RSA.PublicKey(pem: pem)
                 _ = key
-            } catch { throw TenantKeyError("not a PEM RSA (RS256) public key of at least 2048 bits") }
+            } catch { throw KeyMaterialError("not a PEM RSA (RS256) public key of at least 2048 bits") }
         default:
-            throw TenantKeyError("\(algorithm.rawValue) needs \(algorithm == .hs256 ? "a shared secret" : "a public key")")
+            throw KeyMaterialError("\(algorithm.rawValue) needs \(algorithm == .hs256 ? "a shared secret" : "a public key")")
         }
         self.id = id
         self.algorithm = algorithm
@@ -38,10 +38,10 @@ public struct TenantKey: Sendable, Equatable {
     }
 
     /// Reads a PEM public key and tells ES256 from RS256 by what it parses as.
-    public static func publicKey(pem: String, id: UUID = UUID()) throws(TenantKeyError) -> TenantKey {
+    public static func publicKey(pem: String, id: UUID = UUID()) throws(KeyMaterialError) -> TenantKey {
         if (try? ES256PublicKey(pem: pem)) != nil { return try TenantKey(id: id, algorithm: .es256, material: .publicKeyPEM(pem)) }
         if (try? Insecure.RSA.PublicKey(pem: pem)) != nil { return try TenantKey(id: id, algorithm: .rs256, material: .publicKeyPEM(pem)) }
-        throw TenantKeyError("the file is neither a PEM P-256 (ES256) nor an RSA (RS256) public key")
+        throw KeyMaterialError("the file is neither a PEM P-256 (ES256) nor an RSA (RS256) public key")
     }
 
     /// A new random HS256 secret.
@@ -67,11 +67,4 @@ public struct TenantKey: Sendable, Equatable {
         }
         return collection
     }
-}
-
-/// Why key material was refused.
-public struct TenantKeyError: Error, Sendable, CustomStringConvertible, Equatable {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
 }

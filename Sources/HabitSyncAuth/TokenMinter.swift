@@ -5,7 +5,7 @@ import JWTKit
 public enum TokenMinter {
     public static func mint(tenantID: UUID, userID: String, key: TenantKey, ttl: TimeInterval, now: Date = Date()) async throws -> String {
         guard key.algorithm == .hs256 else {
-            throw TenantKeyError("token mint needs the tenant's HS256 key; \(key.algorithm.rawValue) tenants sign their own tokens")
+            throw KeyMaterialError("token mint needs the tenant's HS256 key; \(key.algorithm.rawValue) tenants sign their own tokens")
         }
         let claims = AccessTokenClaims(
             tid: tenantID.uuidString.lowercased(), sub: SubjectClaim(value: userID),
@@ -28,7 +28,7 @@ extension TokenMinter {
         } else if let key = try? Insecure.RSA.PrivateKey(pem: privateKeyPEM) {
             await collection.add(rsa: key, digestAlgorithm: .sha256)
         } else {
-            throw TenantKeyError("the signing key is neither a PEM P-256 (ES256) nor an RSA (RS256) private key")
+            throw KeyMaterialError("the signing key is neither a PEM P-256 (ES256) nor an RSA (RS256) private key")
         }
         let claims = IssuerTokenClaims(
             iss: IssuerClaim(value: issuer), aud: AudienceClaim(value: audience), sub: SubjectClaim(value: userID),

@@ -185,10 +185,10 @@ import _CryptoExtras
     }
 
     @Test func keyMaterialIsCheckedBeforeItIsStored() async throws {
-        #expect(throws: TenantKeyError.self) { try TenantKey(algorithm: .hs256, material: .sharedSecret(Array("too short".utf8))) }
-        #expect(throws: TenantKeyError.self) { try TenantKey(algorithm: .es256, material: .publicKeyPEM("-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----")) }
-        #expect(throws: TenantKeyError.self) { try TenantKey(algorithm: .rs256, material: .sharedSecret(Array(repeating: 1, count: 64))) }
-        #expect(throws: TenantKeyError.self) { try TenantKey.publicKey(pem: "hello") }
+        #expect(throws: KeyMaterialError.self) { try TenantKey(algorithm: .hs256, material: .sharedSecret(Array("too short".utf8))) }
+        #expect(throws: KeyMaterialError.self) { try TenantKey(algorithm: .es256, material: .publicKeyPEM("-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----")) }
+        #expect(throws: KeyMaterialError.self) { try TenantKey(algorithm: .rs256, material: .sharedSecret(Array(repeating: 1, count: 64))) }
+        #expect(throws: KeyMaterialError.self) { try TenantKey.publicKey(pem: "hello") }
         try await Self.fixture().withStores { tenants, _ in
             _ = try await tenants.create(name: "acme", key: TenantKey.generatedSecret())
             await #expect { _ = try await tenants.create(name: "acme", key: TenantKey.generatedSecret()) } throws: { ($0 as? StoreError)?.code == .tenantExists }

@@ -30,7 +30,7 @@ struct TestProvider: Sendable {
 
     static func ec(kid: String) async throws -> SigningKey {
         let key = ES256PrivateKey()
-        guard let (x, y) = key.publicKey.parameters else { throw TenantKeyError("no parameters") }
+        guard let (x, y) = key.publicKey.parameters else { throw KeyMaterialError("no parameters") }
         let collection = await JWTKeyCollection().add(ecdsa: key, kid: JWKIdentifier(string: kid))
         return SigningKey(kid: kid, algorithm: "ES256", collection: collection, jwk: ["kty": "EC", "crv": "P-256", "kid": kid, "x": x, "y": y])
     }

@@ -35,12 +35,12 @@ public struct IssuerKeySet: Sendable {
 
     /// Reads a JWKS document or a PEM public key. Keys it cannot use are skipped; a document
     /// with no usable key at all is an error.
-    public static func parse(_ bytes: [UInt8]) async throws(KeySetError) -> IssuerKeySet {
+    public static func parse(_ bytes: [UInt8]) async throws(KeyMaterialError) -> IssuerKeySet {
         let text = String(decoding: bytes, as: UTF8.self)
         if text.contains("-----BEGIN") { return try await parsePEM(text) }
         guard let document = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-              let entries = document["keys"] as? [Any] else { throw KeySetError("not a JWKS document (an object with a keys array)") }
-        guard entries.count <= maximumKeys else { throw KeySetError("more than \(maximumKeys) keys") }
+              let entries = document["keys"] as? [Any] else { throw KeyMaterialError("not a JWKS document (an object with a keys array)") }
+        guard entries.count <= maximumKeys else { throw KeyMaterialError("more than \(maximumKeys) keys") }
         var keys: [IssuerKey] = []
         var skipped = 0
         for case let entry as [String: Any] in entries {
@@ -48,7 +48,7 @@ public struct IssuerKeySet: Sendable {
             keys.append(key)
         }
         skipped += entries.count - entries.filter { $0 is [String: Any] }.count
-        guard !keys.isEmpty else { throw KeySetError("no usable signing key (RSA, EC P-256 or Ed25519) among \(entries.count)") }
+        guard !keys.isEmpty else { throw KeyMaterialError("no usable signing key (RSA, EC P-256 or Ed25519) among \(entries.count)") }
         return IssuerKeySet(keys: keys, skipped: skipped)
     }
 
@@ -74,7 +74,7 @@ public struct IssuerKeySet: Sendable {
         return IssuerKey(keyID: keyID, keyType: keyType, curve: curve, declaredAlgorithm: declared, collection: collection)
     }
 
-    private static func parsePEM(_ pem: String) async throws(KeySetError) -> IssuerKeySet {
+    private static func parsePEM(_ pem: String) async throws(KeyMaterialError) -> IssuerKeySet {
         let collection = JWTKeyCollection()
         if let key = try? ES256PublicKey(pem: pem) {
             await collection.add(ecdsa: key)
@@ -84,13 +84,6 @@ public struct IssuerKeySet: Sendable {
             await collection.add(rsa: key, digestAlgorithm: .sha256)
             return IssuerKeySet(keys: [IssuerKey(keyID: nil, keyType: "RSA", curve: nil, declaredAlgorithm: nil, collection: collection)], skipped: 0)
         }
-        throw KeySetError("the PEM is neither a P-256 (ES256) nor an RSA (RS256) public key of at least 2048 bits")
+        throw KeyMaterialError("the PEM is neither a P-256 (ES256) nor an RSA (RS256) public key of at least 2048 bits")
     }
-}
-
-/// Why a key document was refused.
-public struct KeySetError: Error, Sendable, CustomStringConvertible, Equatable {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
 }
