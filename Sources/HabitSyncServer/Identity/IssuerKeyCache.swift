@@ -83,7 +83,7 @@ public final class IssuerKeyCache: Sendable {
             if let keys = entry.keys, let fetchedAt = entry.fetchedAt, now - fetchedAt < settings.maximumStaleness { return (keys, nil) }
             return (nil, entry.lastFailure)
         }
-        guard let keys else { throw IssuerKeysUnavailable(source: source, reason: failure ?? "no keys fetched yet") }
+        guard let keys else { throw IssuerKeysUnavailable(source: Self.label(source), reason: failure ?? "no keys fetched yet") }
         return keys
     }
 
@@ -125,7 +125,7 @@ public final class IssuerKeyCache: Sendable {
         case .failure(let failure):
             metrics?.recordKeyFetch(outcome: "failed")
             logger.warning("issuer keys could not be fetched; known keys (if any) stay in use", metadata: [
-                "issuer": "\(configuration.issuer)", "source": "\(source)", "reason": "\(failure.description)"])
+                "issuer": "\(configuration.issuer)", "source": "\(Self.label(source))", "reason": "\(failure.description)"])
         }
     }
 
@@ -155,6 +155,11 @@ public final class IssuerKeyCache: Sendable {
         } catch {
             throw KeyFetchFailure("\(url): \(error.description)")
         }
+    }
+
+    /// A source for a log line: an inline key set's text (up to 256 KiB) is not repeated there.
+    static func label(_ source: String) -> String {
+        source.hasPrefix("inline ") ? "inline (\(source.utf8.count - 7) bytes)" : source
     }
 
     /// Configurations with the same source share keys (two tenants of one Firebase project's
