@@ -67,6 +67,12 @@ import TestSupport
         try await tenants.create(name: name, key: TenantKey.generatedSecret()).id
     }
 
+    /// A tenant that accepts `https://login.example.com` tokens for `habits`, keys from the key server.
+    static func acceptLogin(_ issuers: IssuerStore, _ tenants: TenantStore, _ name: String, _ fixture: Fixture) async throws {
+        try await issuers.add(tenantID: try await tenant(tenants, name), try IssuerConfiguration(
+            issuer: "https://login.example.com", keySource: .jwksURL(fixture.keys.jwksURL), audiences: ["habits"]))
+    }
+
     static func outcome(_ authenticator: Authenticator, _ token: String) async throws -> Result<VerifiedIdentity, AuthenticationFailure> {
         try await authenticator.identify(authorization: "Bearer \(token)", logger: logger)
     }
@@ -144,9 +150,7 @@ import TestSupport
             var settings = Fixture.settings()
             settings.refreshInterval = .zero
             try await fixture.run(settings: settings) { issuers, tenants, authenticator in
-                let tenantID = try await Self.tenant(tenants, "rotating")
-                try await issuers.add(tenantID: tenantID, try IssuerConfiguration(
-                    issuer: "https://login.example.com", keySource: .jwksURL(fixture.keys.jwksURL), audiences: ["habits"]))
+                try await Self.acceptLogin(issuers, tenants, "rotating", fixture)
                 let claims = TestProvider.claims(issuer: "https://login.example.com", audience: "habits", user: "ann")
                 #expect(try await Self.code(authenticator, try await TestProvider.token(claims, key: old)) == "ok")
 
@@ -178,9 +182,7 @@ import TestSupport
             fixture.keys.serve(jwks: TestProvider.jwks([key]))
             // Configurations cached as the server caches them: the flood costs no database reads.
             try await fixture.run(cacheLifetime: .seconds(3600)) { issuers, tenants, authenticator in
-                let tenantID = try await Self.tenant(tenants, "flooded")
-                try await issuers.add(tenantID: tenantID, try IssuerConfiguration(
-                    issuer: "https://login.example.com", keySource: .jwksURL(fixture.keys.jwksURL), audiences: ["habits"]))
+                try await Self.acceptLogin(issuers, tenants, "flooded", fixture)
                 let claims = TestProvider.claims(issuer: "https://login.example.com", audience: "habits", user: "ann")
                 #expect(try await Self.code(authenticator, try await TestProvider.token(claims, key: key)) == "ok")
                 #expect(fixture.keys.requests("/jwks.json") == 1)
@@ -346,9 +348,7 @@ extension IssuerVerificationTests {
             let key = try await TestProvider.rsa(kid: "k")
             fixture.keys.serve(jwks: TestProvider.jwks([key]))
             try await fixture.run { issuers, tenants, authenticator in
-                let tenantID = try await Self.tenant(tenants, "hostile")
-                try await issuers.add(tenantID: tenantID, try IssuerConfiguration(
-                    issuer: "https://login.example.com", keySource: .jwksURL(fixture.keys.jwksURL), audiences: ["habits"]))
+                try await Self.acceptLogin(issuers, tenants, "hostile", fixture)
                 let now = Date().timeIntervalSince1970
                 let base: [String: Any] = ["iss": "https://login.example.com", "aud": "habits", "sub": "ann", "iat": now, "exp": now + 60]
                 func deep(_ depth: Int) -> String { String(repeating: "[", count: depth) + String(repeating: "]", count: depth) }

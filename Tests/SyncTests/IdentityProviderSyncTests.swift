@@ -11,15 +11,6 @@ import TestSupport
 /// An app on the device SDK syncing with its identity provider's own token, beside a device
 /// of the same user on a tenant-key token: one user, whichever way the token came.
 @Suite struct IdentityProviderSyncTests {
-    struct ProviderClaims: JWTPayload {
-        var iss: IssuerClaim
-        var aud: AudienceClaim
-        var sub: SubjectClaim
-        var iat: IssuedAtClaim
-        var exp: ExpirationClaim
-        func verify(using algorithm: some JWTAlgorithm) async throws {}
-    }
-
     @Test func aProvidersTokenSyncsAsTheSameUserAndAnExpiredOneSaysSo() async throws {
         let world = try await SyncWorld.make()
         // The provider: a P-256 key whose public half the tenant stores inline (no fetch).
@@ -30,11 +21,9 @@ import TestSupport
             try await IssuerStore(pool: pool).add(tenantID: world.tenant, try IssuerConfiguration(
                 issuer: "https://login.example.com", keySource: .inline(jwks), audiences: ["habits-ios"], algorithms: [.es256]))
         }
-        let signer = await JWTKeyCollection().add(ecdsa: key, kid: "k1")
         func providerToken(issuedAt: Date) async throws -> String {
-            try await signer.sign(ProviderClaims(
-                iss: "https://login.example.com", aud: "habits-ios", sub: "ada",
-                iat: IssuedAtClaim(value: issuedAt), exp: ExpirationClaim(value: issuedAt.addingTimeInterval(3600))))
+            try await TokenMinter.mintAsIssuer(issuer: "https://login.example.com", audience: "habits-ios", userID: "ada",
+                                               privateKeyPEM: key.pemRepresentation, keyID: "k1", ttl: 3600, now: issuedAt)
         }
         try await world.serve { server in
             let base = try #require(URL(string: server.baseURL + "/"))
@@ -66,10 +55,8 @@ import TestSupport
             try await IssuerStore(pool: pool).add(tenantID: world.tenant, try IssuerConfiguration(
                 issuer: "https://login.example.com", keySource: .jwksURL("https://127.0.0.1:9/keys"), audiences: ["habits-ios"], algorithms: [.es256]))
         }
-        let signer = await JWTKeyCollection().add(ecdsa: ES256PrivateKey(), kid: "k1")
-        let token = try await signer.sign(ProviderClaims(
-            iss: "https://login.example.com", aud: "habits-ios", sub: "ada",
-            iat: IssuedAtClaim(value: Date()), exp: ExpirationClaim(value: Date().addingTimeInterval(600))))
+        let token = try await TokenMinter.mintAsIssuer(issuer: "https://login.example.com", audience: "habits-ios", userID: "ada",
+                                                       privateKeyPEM: ES256PrivateKey().pemRepresentation, keyID: "k1", ttl: 600)
         try await world.serve { server in
             let reply = try await TestHTTP.request("GET", server.baseURL + "/v1/sync/pull", headers: ["Authorization": "Bearer \(token)"])
             #expect(reply.status == 503)
