@@ -374,3 +374,22 @@ extension IssuerVerificationTests {
         }
     }
 }
+
+extension IssuerVerificationTests {
+    /// `--user-claim`: the user is the configured claim, not `sub`; a token without it is refused.
+    @Test func theConfiguredUserClaimNamesTheUser() async throws {
+        let key = try await TestProvider.ec(kid: "uc")
+        try await Self.withFixture { fixture in try await fixture.run { issuers, tenants, authenticator in
+            let tenantID = try await Self.tenant(tenants, "claims")
+            try await issuers.add(tenantID: tenantID, try IssuerConfiguration(
+                issuer: "https://id.example.com", keySource: .inline(TestProvider.jwks([key])), audiences: ["habits"],
+                algorithms: [.es256], userClaim: "custom:user_id"))
+            var claims = TestProvider.claims(issuer: "https://id.example.com", audience: "habits", user: "the-sub")
+            claims["custom:user_id"] = .string("u-42")
+            let identity = try await Self.outcome(authenticator, try await TestProvider.token(claims, key: key)).get()
+            #expect(identity.userID == "u-42")
+            claims["custom:user_id"] = nil
+            #expect(try await Self.code(authenticator, try await TestProvider.token(claims, key: key)) == "token_invalid")
+        } }
+    }
+}
