@@ -6,9 +6,8 @@
 -- discovery document, or a key set stored here (inline_keys). Nothing here is secret: the key
 -- material is public keys only.
 --
--- Requests read it before they know the tenant: the issuer_routing policies show the request
--- role the rows of the one issuer it names (SET LOCAL habitsync.token_issuer) and those rows'
--- tenants, never a list.
+-- Requests read it before they know the tenant: the issuer_routing policy shows the request
+-- role the rows of the one issuer it names (SET LOCAL habitsync.token_issuer), never a list.
 -- Two tenants may share an issuer only with audiences that do not overlap; tenant add-issuer
 -- checks that under a lock (an exclusion constraint cannot compare text arrays).
 
@@ -63,9 +62,6 @@ CREATE POLICY tenant_isolation ON tenant_issuers USING (tenant_id = habitsync_cu
 -- Before the tenant is known: the rows of the issuer the token names, and only those.
 CREATE POLICY issuer_routing ON tenant_issuers FOR SELECT USING (issuer = current_setting('habitsync.token_issuer', true));
 GRANT SELECT ON tenant_issuers TO habitsync_app;
--- ... and the tenants those rows name, so one statement routes a token to enabled tenants only.
-CREATE POLICY issuer_routing ON tenants FOR SELECT
-    USING (id IN (SELECT i.tenant_id FROM tenant_issuers i WHERE i.issuer = current_setting('habitsync.token_issuer', true)));
 
 -- The reference tables of a Citus cluster, in one place: habitsync_distribute reads this
 -- list, so a new one is added here alone. tenant_issuers is read on every node as tenants.

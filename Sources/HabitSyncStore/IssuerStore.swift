@@ -18,18 +18,13 @@ public struct IssuerStore: Sendable {
         "SET LOCAL habitsync.token_issuer = \(PGQuery.quoteLiteral(issuer))"
     }
 
-    /// Every tenant's configuration of the issuer, disabled tenants too (for `add`'s overlap check).
     static func selectByIssuer(_ issuer: String) -> PGQuery {
         "SELECT \(columns) FROM tenant_issuers WHERE issuer = \(issuer)"
     }
 
-    /// The enabled tenants' configurations: `tenants` shows a routing transaction the rows its
-    /// issuer names (policy `issuer_routing`), so this is one statement however many tenants.
-    static func selectRoutable(_ issuer: String) -> PGQuery {
-        """
-        SELECT i.* FROM tenant_issuers i JOIN tenants t ON t.id = i.tenant_id
-        WHERE i.issuer = \(issuer) AND t.disabled_at IS NULL
-        """
+    /// Read in the tenant's own scope: `tenants` shows a request no other tenant's row.
+    static func selectEnabled(_ tenantID: UUID) -> PGQuery {
+        "SELECT 1 FROM tenants WHERE id = \(tenantID) AND disabled_at IS NULL"
     }
 
     static func selectByTenant(_ tenantID: UUID) -> PGQuery {
@@ -58,12 +53,19 @@ public struct IssuerStore: Sendable {
     static let lockForAdd: PGQuery = "LOCK TABLE tenant_issuers IN SHARE ROW EXCLUSIVE MODE"
 
     /// Every tenant's configuration of `issuer` (enabled tenants only), for routing a token.
-    /// `issuer` is a token's `iss` that `IssuerRules` accepted.
+    /// `issuer` is a token's `iss` that `IssuerRules` accepted. One issuer serves one tenant,
+    /// or a few with different audiences: the enabled check is one query per tenant of it.
     public func configurations(issuer: String) async throws -> [TenantIssuer] {
         guard IssuerRules.problem(issuer: issuer) == nil else { return [] }
         return try await pool.withTransaction(readOnly: true) { connection in
             try await connection.simpleQuery(unsafeSQL: Self.routingScopeSQL(issuer: issuer))
-            return try await connection.query(Self.selectRoutable(issuer)).rows.compactMap(Self.tenantIssuer)
+            let found = try await connection.query(Self.selectByIssuer(issuer)).rows.compactMap(Self.tenantIssuer)
+            var enabled: [TenantIssuer] = []
+            for tenant in found {
+                try await RequestScope.set(on: connection, tenantID: tenant.tenantID, userID: nil)
+                if try await !connection.query(Self.selectEnabled(tenant.tenantID)).rows.isEmpty { enabled.append(tenant) }
+            }
+            return enabled
         }
     }
 
