@@ -87,43 +87,95 @@ public final class PGConnection: Sendable {
 
     /// Sends several statements in one round trip (libpq pipeline mode) and returns their
     /// results in order. They run as one implicit transaction unless already inside one:
-    /// the first failure aborts the rest and is thrown.
+    /// the first failure aborts the rest and is thrown. With named prepared statements each
+    /// statement is prepared once per session (inside the same pipeline the first time) and
+    /// executed by name, as `query` does, so a pipeline costs no more parsing or planning than
+    /// the same statements sent one by one.
     public func pipeline(_ queries: [PGQuery]) async throws -> [PGResult] {
         if queries.isEmpty { return [] }
         for query in queries {
             try Self.refuseNULInText(query.binds)
             statementCounter?.note(query)
         }
-        return try await onThreadPool { pointer in
-            guard PQenterPipelineMode(pointer) == 1 else { throw Self.connectionError(pointer) }
-            defer { PQexitPipelineMode(pointer) }
-            for query in queries {
-                let sent = Self.withParameters(query.binds) { types, values, lengths, formats in
-                    PQsendQueryParams(pointer, query.sql, Int32(query.binds.count), types, values, lengths, formats, 0)
+        let named = namedPreparedStatements
+        return try await onThreadPoolWithHandle { handle, pointer in
+            try Self.runPipeline(queries, named: named, handle: handle, on: pointer)
+        }
+    }
+
+    /// What one pipeline sent, in order: each produces one result (or an aborted marker).
+    private enum PipelineStep {
+        case prepare(key: String, name: String)
+        case execute
+    }
+
+    private static func runPipeline(_ queries: [PGQuery], named: Bool, handle: Handle, on pointer: OpaquePointer) throws -> [PGResult] {
+        if named, handle.prepared.count + queries.count > preparedLimit {
+            if let result = PQexec(pointer, "DEALLOCATE ALL") { PQclear(result) }
+            handle.prepared.removeAll()
+        }
+        guard PQenterPipelineMode(pointer) == 1 else { throw connectionError(pointer) }
+        defer { PQexitPipelineMode(pointer) }
+        var steps: [PipelineStep] = []
+        var pending: [String: String] = [:]
+        for query in queries {
+            let types = query.binds.map { Oid($0.type.rawValue) }
+            var name: String?
+            if named {
+                let key = query.sql + "\u{0}" + types.map(String.init).joined(separator: ",")
+                name = handle.prepared[key] ?? pending[key]
+                if name == nil {
+                    let newName = "hs_\(handle.prepared.count + pending.count)"
+                    let sent = types.withUnsafeBufferPointer { typeBuffer in
+                        PQsendPrepare(pointer, newName, query.sql, Int32(types.count), types.isEmpty ? nil : typeBuffer.baseAddress)
+                    }
+                    guard sent == 1 else { throw connectionError(pointer) }
+                    steps.append(.prepare(key: key, name: newName))
+                    pending[key] = newName
+                    name = newName
                 }
-                guard sent == 1 else { throw Self.connectionError(pointer) }
             }
-            guard PQpipelineSync(pointer) == 1 else { throw Self.connectionError(pointer) }
-            var results: [PGResult] = []
-            var firstError: (any Error)?
-            for _ in queries {
-                var current: PGResult?
-                while let result = PQgetResult(pointer) {
-                    defer { PQclear(result) }
-                    if PQresultStatus(result) == PGRES_PIPELINE_ABORTED { continue }
-                    do { current = try Self.copy(result, pointer) } catch { if firstError == nil { firstError = error } }
+            let sent = withParameters(query.binds) { types, values, lengths, formats in
+                if let name {
+                    return PQsendQueryPrepared(pointer, name, Int32(query.binds.count), values, lengths, formats, 0)
                 }
+                return PQsendQueryParams(pointer, query.sql, Int32(query.binds.count), types, values, lengths, formats, 0)
+            }
+            guard sent == 1 else { throw connectionError(pointer) }
+            steps.append(.execute)
+        }
+        guard PQpipelineSync(pointer) == 1 else { throw connectionError(pointer) }
+        var results: [PGResult] = []
+        var firstError: (any Error)?
+        for step in steps {
+            var current: PGResult?
+            var succeeded = false
+            while let result = PQgetResult(pointer) {
+                defer { PQclear(result) }
+                if PQresultStatus(result) == PGRES_PIPELINE_ABORTED { continue }
+                do {
+                    current = try copy(result, pointer)
+                    succeeded = true
+                } catch {
+                    if firstError == nil { firstError = error }
+                }
+            }
+            switch step {
+            case .prepare(let key, let name):
+                // Only a statement the server really prepared is known by name from now on.
+                if succeeded { handle.prepared[key] = name }
+            case .execute:
                 if let current { results.append(current) }
             }
-            // Drain up to and including the sync point.
-            while let result = PQgetResult(pointer) {
-                let status = PQresultStatus(result)
-                PQclear(result)
-                if status == PGRES_PIPELINE_SYNC { break }
-            }
-            if let firstError { throw firstError }
-            return results
         }
+        // Drain up to and including the sync point.
+        while let result = PQgetResult(pointer) {
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_PIPELINE_SYNC { break }
+        }
+        if let firstError { throw firstError }
+        return results
     }
 
     /// Checks, without a round trip, that the server has not closed the connection while it

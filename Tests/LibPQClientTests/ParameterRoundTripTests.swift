@@ -114,4 +114,34 @@ import TestSupport
             }
         }
     }
+    /// A pipeline prepares each new statement once, in the same round trip, and executes by
+    /// name afterwards; a statement the server never prepared (aborted behind a failure) is
+    /// not taken for prepared.
+    @Test func pipelinePreparesEachStatementOnceAndOnlyWhatRan() async throws {
+        let database = try await TestPostgres.shared.emptyDatabase()
+        try await database.withPool(size: 1) { pool in
+            try await pool.withConnection { connection in
+                try await connection.query("CREATE TABLE notes (id int PRIMARY KEY)")
+                func preparedCount() async throws -> Int {
+                    try await connection.query("SELECT count(*) AS n FROM pg_prepared_statements").single().decode("n", as: Int.self)
+                }
+                let base = try await preparedCount()
+                let batch: [PGQuery] = ["INSERT INTO notes VALUES (\(1))", "INSERT INTO notes VALUES (\(2))", "SELECT count(*) AS n FROM notes"]
+                _ = try await connection.pipeline(batch)
+                #expect(try await preparedCount() == base + 2, "one insert statement and one select")
+                try await connection.query("DELETE FROM notes")
+                let again = try await connection.pipeline(batch)
+                #expect(try again[2].single().decode("n", as: Int.self) == 2)
+                let afterRepeat = try await preparedCount()
+                #expect(afterRepeat == base + 3, "the repeat prepared nothing new (the DELETE is the one more)")
+                await #expect(throws: PGError.self) {
+                    try await connection.pipeline(["INSERT INTO notes VALUES (\(1))", "SELECT \(5)::int + 1 AS m"])
+                }
+                #expect(try await preparedCount() == afterRepeat, "the statement behind the failure was never prepared")
+                let sum = try await connection.pipeline(["SELECT \(5)::int + 1 AS m"])
+                #expect(try sum[0].single().decode("m", as: Int.self) == 6)
+                #expect(try await preparedCount() == afterRepeat + 1)
+            }
+        }
+    }
 }
