@@ -26,8 +26,14 @@ public enum RequestScope {
     }
 
     public static func set(on connection: PGConnection, tenantID: UUID, userID: String?) async throws {
+        try await connection.simpleQuery(unsafeSQL: settings(tenantID: tenantID, userID: userID))
+    }
+
+    /// The same commands as text for `PGPool.withTransaction(localSettings:)`, which sends them
+    /// with `BEGIN`: the hot paths (push, pull) save a round trip per request.
+    public static func settings(tenantID: UUID, userID: String?) throws -> String {
         if let userID, userID.isEmpty { throw EmptyUser() }
         if let userID, userID.unicodeScalars.contains("\0") { throw UnquotableUser() }
-        try await connection.simpleQuery(unsafeSQL: setSQL(tenantID: tenantID, userID: userID))
+        return setSQL(tenantID: tenantID, userID: userID)
     }
 }

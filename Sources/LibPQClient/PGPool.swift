@@ -112,13 +112,15 @@ public final class PGPool: Service, Sendable {
     /// on comes from the session, which a transaction pooler shares with other clients. A
     /// connection that turns out to be dead at `BEGIN` is replaced and the transaction started
     /// again, since nothing has run yet. `role: .login` runs it as the login role instead of
-    /// the configured one.
+    /// the configured one. `localSettings` (fixed `SET LOCAL` commands, never input) go in the
+    /// same round trip as well.
     @discardableResult
     public func withTransaction<Result>(
         isolation: IsolationLevel = .readCommitted,
         readOnly: Bool = false,
         statementTimeout: Duration? = nil,
         role: TransactionRole = .configured,
+        localSettings: String? = nil,
         _ body: (PGConnection) async throws -> Result
     ) async throws -> Result {
         var begin = "BEGIN ISOLATION LEVEL \(isolation.rawValue)" + (readOnly ? " READ ONLY" : "")
@@ -127,6 +129,7 @@ public final class PGPool: Service, Sendable {
             begin += "; SET LOCAL statement_timeout = \(milliseconds)"
         }
         begin += "; " + configuration.connection.setupSQL(local: true, role: role)
+        if let localSettings { begin += "; " + localSettings }
         var attempt = 0
         while true {
             attempt += 1

@@ -21,28 +21,59 @@ struct DerivedStateWriter {
     let now: Date
     var full = false
 
-    /// Writes what changed and returns the next free version.
+    /// Writes what changed and returns the next free version. Four round trips in the usual
+    /// case: the user's settings, habits and stored records; the month summaries and the
+    /// latest exit run; the raw days and the ledger's awards; every write.
     func recompute(nextVersion: Int64) async throws -> Int64 {
         var next = nextVersion
-        guard let settings = try await connection.query(DerivedStateQueries.context(tenant: tenant, user: user)).rows.first else { return next }
+        var reads = [DerivedStateQueries.context(tenant: tenant, user: user), DerivedStateQueries.habits(tenant: tenant, user: user),
+                     DerivedStateQueries.currentRecords(tenant: tenant, user: user)]
+        if full { reads.append(DerivedStateQueries.ledgerSum(tenant: tenant, user: user)) }
+        let first = try await connection.pipeline(reads)
+        guard first.count == reads.count else { throw PGError(kind: .client, message: "the recompute's first reads returned \(first.count) results") }
+        guard let settings = first[0].rows.first else { return next }
         let zoneName = try settings.decode("time_zone", as: String.self)
         let timeZone = TimeZone(identifier: zoneName) ?? TimeZone.gmt
         let award = try settings.decode("daily_completion_xp", as: Int.self)
-        var ledgerSum = try settings.decode("xp_ledger_sum", as: Int.self)
-        if full {
-            ledgerSum = try await connection.query(DerivedStateQueries.ledgerSum(tenant: tenant, user: user)).single().decode("total", as: Int.self)
-        }
+        var ledgerSum = full ? try first[3].single().decode("total", as: Int.self) : try settings.decode("xp_ledger_sum", as: Int.self)
         let today = LocalDate(now, in: timeZone)
+        let habits = try first[1].rows.compactMap(Self.habit)
+        var current: [String: String] = [:]
+        for row in first[2].rows {
+            current[try row.decode("kind", as: String.self)] = try row.decode("record", as: String.self)
+        }
 
-        let habits = try await connection.query(DerivedStateQueries.habits(tenant: tenant, user: user)).rows.compactMap(Self.habit)
         let window = StreakWindow(today: today, earliestStart: habits.map(\.startDate).min())
-        let stored = full ? [:] : try await storedMonths(window, award: award)
+        let stored: [LocalDate: StreakSummary]
+        let usage: UsageStreak
+        if full {
+            stored = [:]
+            let (exitDays, latestExit) = try await recentExits(zone: zoneName, today: today)
+            usage = UsageStreak.compute(exitDays: exitDays, today: today, latestExit: latestExit)
+        } else {
+            (stored, usage) = try await storedMonthsAndUsage(window, award: award, zone: zoneName,
+                                                             builtIn: try settings.decodeIfPresent("exit_runs_zone", as: String.self), today: today)
+        }
         let dirty = window.closedMonths.filter { stored[$0] == nil }
 
         // Classify the days read raw: months without a summary, the window's partial first
-        // month, and today's month.
+        // month, and today's month. Daily completion XP: reconcile the ledger on every day
+        // classified here, and on every later day (a day that is not complete, future ones
+        // included, holds no award). Days in stored months were reconciled when their summary
+        // was written. Without any stored summary, every day of the window is reconciled, as
+        // the full recompute does.
         let rawRanges = dirty.map(StreakWindow.days(of:)) + [window.leadingDays, window.currentDays].compactMap { $0 }
-        let records = rawRanges.isEmpty ? [] : try await connection.query(DerivedStateQueries.progress(tenant: tenant, user: user, habits: habits.map(\.id), in: rawRanges)).rows.compactMap(Self.dayRecord)
+        let awardRanges: [(first: LocalDate, last: LocalDate?)] = full || stored.isEmpty
+            ? [(window.windowStart, nil)]
+            : dirty.map { ($0, $0.firstOfNextMonth.adding(days: -1)) }
+                + (window.leadingDays.map { [(LocalDate(dayNumber: $0.lowerBound), LocalDate(dayNumber: $0.upperBound))] } ?? [])
+                + [(window.currentMonth, nil)]
+        var dayReads = [DerivedStateQueries.netAwards(tenant: tenant, user: user, in: awardRanges)]
+        if !rawRanges.isEmpty { dayReads.append(DerivedStateQueries.progress(tenant: tenant, user: user, habits: habits.map(\.id), in: rawRanges)) }
+        let days = try await connection.pipeline(dayReads)
+        guard days.count == dayReads.count else { throw PGError(kind: .client, message: "the recompute's day reads returned \(days.count) results") }
+        let records = days.count > 1 ? try days[1].rows.compactMap(Self.dayRecord) : []
+
         let classifier = DayClassifier(habits: habits, records: records)
         var completeDays: Set<LocalDate> = []
         func classified(_ range: ClosedRange<Int>) -> [(dayNumber: Int, classification: DayClassification)] {
@@ -62,67 +93,64 @@ struct DerivedStateWriter {
             if let last = days.last { history = history.followed(by: .today(last.dayNumber, last.classification)) }
         }
 
-        // Daily completion XP: reconcile the ledger on every day classified here, and on every
-        // later day (a day that is not complete, future ones included, holds no award). Days in
-        // stored months were reconciled when their summary was written. Without any stored
-        // summary, every day of the window is reconciled, as the full recompute does.
-        let awardRanges: [(first: LocalDate, last: LocalDate?)] = full || stored.isEmpty
-            ? [(window.windowStart, nil)]
-            : dirty.map { ($0, $0.firstOfNextMonth.adding(days: -1)) }
-                + (window.leadingDays.map { [(LocalDate(dayNumber: $0.lowerBound), LocalDate(dayNumber: $0.upperBound))] } ?? [])
-                + [(window.currentMonth, nil)]
         var netAwards: [LocalDate: Int] = [:]
-        for row in try await connection.query(DerivedStateQueries.netAwards(tenant: tenant, user: user, in: awardRanges)).rows {
+        for row in days[0].rows {
             if let date = LocalDate(try row.decode("date", as: String.self)) { netAwards[date] = try row.decode("amount", as: Int.self) }
         }
         let corrections = DailyCompletionXP.corrections(completeDays: completeDays, netAwards: netAwards, setting: award)
             .filter { abs($0.amount) <= 100_000 }
+        var writes: [PGQuery] = []
         if !corrections.isEmpty {
             let versions = corrections.map { _ -> Int64 in defer { next += 1 }; return next }
-            try await connection.query(DerivedStateQueries.insertAwards(tenant: tenant, user: user, now: now, corrections: corrections, versions: versions))
+            writes.append(DerivedStateQueries.insertAwards(tenant: tenant, user: user, now: now, corrections: corrections, versions: versions))
             ledgerSum += corrections.reduce(0) { $0 + $1.amount }
         }
         if !rebuilt.isEmpty {
-            try await connection.query(DerivedStateQueries.saveMonths(tenant: tenant, user: user, award: award, months: rebuilt))
+            writes.append(DerivedStateQueries.saveMonths(tenant: tenant, user: user, award: award, months: rebuilt))
         }
 
-        let usage: UsageStreak
-        if full {
-            let (exitDays, latestExit) = try await recentExits(zone: zoneName, today: today)
-            usage = UsageStreak.compute(exitDays: exitDays, today: today, latestExit: latestExit)
-        } else {
-            usage = try await usageStreakFromRuns(zone: zoneName, builtIn: try settings.decodeIfPresent("exit_runs_zone", as: String.self), today: today)
-        }
-        let latestExit = usage.lastActivityDate
-        if habits.isEmpty && ledgerSum == 0 && latestExit == nil {
+        if habits.isEmpty && ledgerSum == 0 && usage.lastActivityDate == nil {
             let others = try await connection.query(DerivedStateQueries.hasOtherInputs(tenant: tenant, user: user)).single()
-            guard try others.decode("has_inputs", as: Bool.self) else { return next }
+            guard try others.decode("has_inputs", as: Bool.self) else {
+                try await connection.pipeline(writes)
+                return next
+            }
         }
         let streak = history.streak(today: today)
         let progress = UserProgress(ledgerSum: ledgerSum)
-
-        var current: [String: String] = [:]
-        for row in try await connection.query(DerivedStateQueries.currentRecords(tenant: tenant, user: user)).rows {
-            current[try row.decode("kind", as: String.self)] = try row.decode("record", as: String.self)
-        }
         let wanted: [(kind: String, json: String, write: (Int64) -> PGQuery)] = [
             ("globalStreak", Self.json(streak), { version in self.upsertStreak(streak, version: version) }),
             ("userProgress", Self.json(progress), { version in self.upsertProgress(progress, version: version) }),
             ("usageStreak", Self.json(usage), { version in self.upsertUsage(usage, version: version) }),
         ]
         for item in wanted where Self.normalised(current[item.kind]) != Self.normalised(item.json) {
-            try await connection.query(item.write(next))
+            writes.append(item.write(next))
             next += 1
         }
+        try await connection.pipeline(writes)
         return next
     }
 
-    /// The stored month summaries the window can use, by month.
-    private func storedMonths(_ window: StreakWindow, award: Int) async throws -> [LocalDate: StreakSummary] {
-        guard let first = window.closedMonths.first else { return [:] }
+    /// The stored month summaries the window can use, by month, and the usage streak from the
+    /// runs of exit days the trigger of 0011 keeps (rebuilt first from every exit when they were
+    /// built in another time zone, or never): one round trip.
+    private func storedMonthsAndUsage(_ window: StreakWindow, award: Int, zone: String, builtIn: String?,
+                                      today: LocalDate) async throws -> ([LocalDate: StreakSummary], UsageStreak) {
+        var queries: [PGQuery] = []
+        if let first = window.closedMonths.first {
+            queries.append(DerivedStateQueries.storedMonths(tenant: tenant, user: user, first: first, end: window.currentMonth, award: award))
+        }
+        if builtIn != zone {
+            queries += [DerivedStateQueries.forgetExitRuns(tenant: tenant, user: user, zone: zone),
+                        DerivedStateQueries.rebuildExitRuns(tenant: tenant, user: user, zone: zone)]
+        }
+        queries.append(DerivedStateQueries.latestExitRun(tenant: tenant, user: user, today: today))
+        let results = try await connection.pipeline(queries)
+        guard results.count == queries.count, let runs = results.last else {
+            throw PGError(kind: .client, message: "the recompute's month reads returned \(results.count) results")
+        }
         var months: [LocalDate: StreakSummary] = [:]
-        let query = DerivedStateQueries.storedMonths(tenant: tenant, user: user, first: first, end: window.currentMonth, award: award)
-        for row in try await connection.query(query).rows {
+        for row in window.closedMonths.isEmpty ? [] : results[0].rows {
             guard let month = LocalDate(try row.decode("month", as: String.self)) else { continue }
             months[month] = StreakSummary(
                 completeDays: try row.decode("complete_days"),
@@ -130,22 +158,12 @@ struct DerivedStateWriter {
                 hasBreak: try row.decode("has_break"), leadingRun: try row.decode("leading_run"),
                 trailingRun: try row.decode("trailing_run"), longestRun: try row.decode("longest_run"))
         }
-        return months
-    }
-
-    /// The usage streak from the runs of exit days the trigger of 0011 keeps, rebuilt first
-    /// from every exit when they were built in another time zone (or never).
-    private func usageStreakFromRuns(zone: String, builtIn: String?, today: LocalDate) async throws -> UsageStreak {
-        if builtIn != zone {
-            try await connection.query(DerivedStateQueries.forgetExitRuns(tenant: tenant, user: user, zone: zone))
-            try await connection.query(DerivedStateQueries.rebuildExitRuns(tenant: tenant, user: user, zone: zone))
-        }
-        let row = try await connection.query(DerivedStateQueries.latestExitRun(tenant: tenant, user: user, today: today)).single()
+        let row = try runs.single()
         let first = try row.decodeIfPresent("first_day", as: String.self).flatMap { LocalDate($0) }
         let last = try row.decodeIfPresent("last_day", as: String.self).flatMap { LocalDate($0) }
         let latest = try row.decodeIfPresent("latest", as: String.self).flatMap { LocalDate($0) }
         let run = first.flatMap { first in last.map { first.dayNumber...max(first.dayNumber, $0.dayNumber) } }
-        return UsageStreak.compute(latestRun: run, latestExit: latest, today: today)
+        return (months, UsageStreak.compute(latestRun: run, latestExit: latest, today: today))
     }
 
     /// The full recompute reads the exit days themselves: the days back to the start of the

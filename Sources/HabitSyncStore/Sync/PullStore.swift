@@ -85,8 +85,8 @@ public struct PullStore: Sendable {
 
     /// Recomputes the derived records in a write transaction under the user's lock.
     func refreshDerivedState(_ identity: VerifiedIdentity, now: Date) async throws {
-        try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
-            try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
+        let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
+        try await pool.withTransaction(statementTimeout: statementTimeout, localSettings: scope) { connection in
             let user = try await PushStore.lockLiveUser(connection, tenant: identity.tenantID, user: identity.userID)
             let counter = try user.decode("change_counter", as: Int64.self)
             let writer = DerivedStateWriter(connection: connection, tenant: identity.tenantID, user: identity.userID,
@@ -162,8 +162,8 @@ public struct PullStore: Sendable {
         let since = cursor?.version ?? 0
         let filter = PullCursor.filter(collections)
         if let cursor, cursor.collections != nil, cursor.collections != filter { throw Failure.cursorForOtherCollections }
-        return try await pool.withTransaction(isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout) { connection in
-            try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
+        let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
+        return try await pool.withTransaction(isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout, localSettings: scope) { connection in
             let state = try await connection.query(Self.userState(tenant: identity.tenantID, user: identity.userID)).rows.first
             if state == nil { try await Self.refuseIfErased(connection, tenant: identity.tenantID, user: identity.userID) }
             if refreshIfStale, let state {

@@ -44,11 +44,21 @@ extension PushBatch {
     /// field write that lost (`fieldLosses`): one statement. A superseded change whose fields
     /// lost is logged by its fields instead.
     func logConflicts() async throws {
+        guard let query = conflictLogQuery() else { return }
+        try await skippingRefusal(of: "conflict log") {
+            try await self.connection.query(query)
+        }
+    }
+
+    /// The statement `logConflicts` runs, if the batch has anything to log: the fast path sends
+    /// it with the push's closing statements (a refusal there rolls the batch back, and the
+    /// slow path logs under a savepoint instead).
+    func conflictLogQuery() -> PGQuery? {
         let loggedByField = Set(fieldLosses.map(\.index))
         let losers = results.compactMap { $0 }.filter { result in
             result.status == .rejected || (result.status == .superseded && !loggedByField.contains(result.index))
         }
-        guard !losers.isEmpty || !fieldLosses.isEmpty else { return }
+        guard !losers.isEmpty || !fieldLosses.isEmpty else { return nil }
         func text(_ index: Int, _ field: String) -> String? {
             guard case .string(let value)? = raw[index][field] else { return nil }
             return TextRules.storable(value)
@@ -85,9 +95,6 @@ extension PushBatch {
             columns.winningUpdatedBy.append(lost.loss.winner.at.deviceID)
             columns.field.append(lost.loss.field)
         }
-        let query = Self.insertConflicts(tenant: tenant, user: user, device: device, batch: batchID, columns)
-        try await skippingRefusal(of: "conflict log") {
-            try await self.connection.query(query)
-        }
+        return Self.insertConflicts(tenant: tenant, user: user, device: device, batch: batchID, columns)
     }
 }

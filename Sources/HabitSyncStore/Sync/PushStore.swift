@@ -74,6 +74,21 @@ public struct PushStore: Sendable {
         }
     }
 
+    /// `lockLiveUser`, the stored answer to this batch if it was seen before, and the device's
+    /// last push noted, as one pipeline. A replay notes the device too: it did push.
+    static func lockLiveUserFindingBatch(_ connection: PGConnection, tenant: UUID, user: String, device: String, batch: UUID) async throws -> (user: PGRow, previous: PGRow?) {
+        do {
+            let results = try await connection.pipeline([
+                lockUser(tenant: tenant, user: user), findBatch(tenant: tenant, user: user, device: device, batch: batch),
+                touchDevice(tenant: tenant, user: user, device: device),
+            ])
+            guard results.count == 3 else { throw PGError(kind: .client, message: "the push prologue returned \(results.count) results") }
+            return (try results[0].single(), results[1].rows.first)
+        } catch let error as PGError where error.sqlState == Self.accountErasedState {
+            throw StoreError.erasedAccount
+        }
+    }
+
     static func findBatch(tenant: UUID, user: String, device: String, batch: UUID) -> PGQuery {
         """
         SELECT request_sha256, response_status, response_body FROM push_batches
@@ -112,8 +127,7 @@ public struct PushStore: Sendable {
     /// Moves the user's counter to `counter` and tells the listeners, in the caller's
     /// transaction (push, pull's derived-state catch-up, legacy import).
     static func moveCounter(_ connection: PGConnection, tenant: UUID, user: String, to counter: Int64, notice: ChangeNotice) async throws {
-        try await connection.query(saveCounter(tenant: tenant, user: user, counter: counter))
-        try await connection.query(notifyChange(notice))
+        try await connection.pipeline([saveCounter(tenant: tenant, user: user, counter: counter), notifyChange(notice)])
     }
 
     /// - Parameter requestHash: SHA-256 of the (decompressed) request body: a retry must send
@@ -136,37 +150,47 @@ public struct PushStore: Sendable {
 
     private func push(identity: VerifiedIdentity, deviceID: String, request: PushRequest, plan: PushPlan, requestHash: [UInt8], context: ValidationContext,
                       isolatingRefusals: Bool) async throws -> (Outcome, Tally) {
-        try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
-            try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
-            let user = try await Self.lockLiveUser(connection, tenant: identity.tenantID, user: identity.userID)
+        let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
+        return try await pool.withTransaction(statementTimeout: statementTimeout, localSettings: scope) { connection in
+            // One round trip: the user's lock, the replay lookup (after the lock, so a retry
+            // racing its first attempt sees its answer) and the device's last push.
+            let (user, previous) = try await Self.lockLiveUserFindingBatch(
+                connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId)
             let counter = try user.decode("change_counter", as: Int64.self)
             let derivedID = try user.decode("derived_record_id", as: UUID.self)
             let epochs = try SyncEpochRefusal.serverState(user)
             // Before the replay lookup: a batch from another timeline is not answered from it.
             try SyncEpochRefusal.check(device: request.epoch, seenVersion: nil, server: epochs)
 
-            if let previous = try await connection.query(Self.findBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId)).rows.first {
+            if let previous {
                 let hash = try previous.decode("request_sha256", as: PGBytes.self).bytes
                 guard hash == requestHash else { return (.batchConflict, Tally()) }
                 let body = try previous.decode("response_body", as: PGBytes.self).bytes
                 return (.response(status: try previous.decode("response_status", as: Int.self), body: body, replayed: true), Tally())
             }
-            try await connection.query(Self.touchDevice(tenant: identity.tenantID, user: identity.userID, device: deviceID))
 
             let batch = PushBatch(
                 connection: connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batchID: request.batchId,
                 derivedRecordID: derivedID, firstVersion: counter + 1, context: context, isolatesRefusals: isolatingRefusals)
             try await batch.apply(plan, raw: request.changes)
             try await batch.recomputeDerivedStateIfNeeded()
-            try await batch.logConflicts()
+            // The closing statements go as one pipeline: the conflict log (on the slow path it
+            // runs alone, under a savepoint), the counter and the notice, the saved answer.
+            var closing: [PGQuery] = []
+            if isolatingRefusals {
+                try await batch.logConflicts()
+            } else if let log = batch.conflictLogQuery() {
+                closing.append(log)
+            }
             if batch.nextVersion - 1 > counter {
                 let touched = batch.tally.counts.filter { ($0.value["applied"] ?? 0) > 0 }.keys.sorted()
                 let notice = ChangeNotice(tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1,
                                           deviceID: deviceID, collections: touched)
-                try await Self.moveCounter(connection, tenant: identity.tenantID, user: identity.userID, to: batch.nextVersion - 1, notice: notice)
+                closing += [Self.saveCounter(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1), Self.notifyChange(notice)]
             }
             let body = Array(batch.responseJSON(epoch: epochs.epoch).utf8)
-            try await connection.query(Self.saveBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId, hash: requestHash, body: body))
+            closing.append(Self.saveBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId, hash: requestHash, body: body))
+            try await connection.pipeline(closing)
             var tally = batch.tally
             tally.skippedSteps = batch.skippedSteps
             tally.isolatedRefusals = isolatingRefusals
