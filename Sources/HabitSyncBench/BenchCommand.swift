@@ -24,6 +24,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("realtime"), help: "Measure only the event streams: latency across two replicas, memory with idle streams, push throughput beside them.") var realtimeOnly = false
     @Flag(name: .customLong("account"), help: "Measure only account export (time, server peak memory: small against large) and erasure.") var accountOnly = false
     @Flag(name: .customLong("history-scale"), help: "Measure only push and first-pull-of-a-day latency against a week, 5 and 10 years of history.") var historyScaleOnly = false
+    @Option(name: .customLong("history-runs"), help: "With --history-scale: this many fresh databases in turn, every other one seeded without ANALYZE.") var historyRuns = 1
 
     struct Results: Codable {
         var date = ISO8601DateFormatter().string(from: Date())
@@ -95,6 +96,26 @@ struct BenchCommand: AsyncParsableCommand {
             return
         }
         let histories = quick ? [("a week", 7), ("1 year", 365)] : [("a week", 7), ("5 years", 5 * 365), ("10 years", 10 * 365)]
+        if historyScaleOnly, historyRuns > 1 {
+            await environment.stop()
+            var runs: [HistoryScale.Run] = []
+            for run in 0..<historyRuns {
+                log("history scale, fresh database \(run + 1) of \(historyRuns)…")
+                let fresh = try await BenchEnvironment(databaseURL: databaseURL, serverBinary: serverBinary, migrationsDirectory: migrationsDirectory)
+                let analysed = run % 2 == 1
+                do {
+                    let rows = try await HistoryScale.measure(fresh, rounds: quick ? 5 : 40, histories: histories, analyse: analysed)
+                    runs.append(HistoryScale.Run(analysed: analysed, rows: rows))
+                } catch {
+                    await fresh.stop()
+                    throw error
+                }
+                await fresh.stop()
+                print(HistoryScale.table(runs[run].rows))
+            }
+            print(HistoryScale.runsTable(runs))
+            return
+        }
         if historyScaleOnly {
             log("history scale…")
             let rows: [HistoryScale.Row]

@@ -13,6 +13,8 @@ enum HistoryScale {
         let progressRows: Int
         let push: Percentiles
         let refresh: Percentiles
+        /// Seeding this user's history and its warm-up push.
+        var seedSeconds = 0.0
     }
 
     static let habitsPerUser = 10
@@ -21,7 +23,9 @@ enum HistoryScale {
     /// every day (in the id registry, which is what the usage streak reads), as the schema
     /// owner. The user's streaks therefore run the whole history: the worst case for any
     /// recompute that walks back to a run's start.
-    static func seed(_ pool: PGPool, tenant: UUID, user: String, days: Int) async throws -> [UUID] {
+    /// `analyse: false` leaves the statistics as autovacuum has them (perhaps none yet), as a
+    /// young or restored database has them.
+    static func seed(_ pool: PGPool, tenant: UUID, user: String, days: Int, analyse: Bool = true) async throws -> [UUID] {
         let habits = (0..<habitsPerUser).map { _ in UUID() }
         let today = LocalDate(Date(), in: .gmt)
         let start = today.adding(days: -(days - 1))
@@ -47,7 +51,9 @@ enum HistoryScale {
                 """)
             try await connection.query("UPDATE users SET change_counter = \(habits.count * (days + 1)) WHERE tenant_id = \(tenant) AND user_id = \(user)")
         }
-        _ = try await pool.withConnection { try await $0.simpleQuery(unsafeSQL: "ANALYZE habits; ANALYZE daily_progress; ANALYZE usage_event_ids; ANALYZE users") }
+        if analyse {
+            _ = try await pool.withConnection { try await $0.simpleQuery(unsafeSQL: "ANALYZE habits; ANALYZE daily_progress; ANALYZE usage_event_ids; ANALYZE users") }
+        }
         return habits
     }
 
@@ -77,17 +83,20 @@ enum HistoryScale {
         }
     }
 
-    static func measure(_ environment: BenchEnvironment, rounds: Int, histories: [(label: String, days: Int)]) async throws -> [Row] {
+    static func measure(_ environment: BenchEnvironment, rounds: Int, histories: [(label: String, days: Int)], analyse: Bool = true) async throws -> [Row] {
         let pool = environment.database.pool
         let tenant = environment.database.tenant
         var users: [(label: String, days: Int, user: String, habits: [UUID], client: DeviceClient)] = []
+        var seedSeconds: [Double] = []
         for history in histories {
             let user = "history-\(history.label.replacingOccurrences(of: " ", with: "-"))-\(UUID().uuidString.prefix(6))"
-            let habits = try await seed(pool, tenant: tenant, user: user, days: history.days)
+            let seeding = ContinuousClock.now
+            let habits = try await seed(pool, tenant: tenant, user: user, days: history.days, analyse: analyse)
             let client = try await environment.client(user: user, device: "phone")
             // The first push builds the month summaries (once per user, as after the upgrade).
             guard try await client.push(try checkIn(habits: habits, round: 0)).status == 200 else { throw BenchError("warm-up push failed") }
             users.append((history.label, history.days, user, habits, client))
+            seedSeconds.append((ContinuousClock.now - seeding) / .seconds(1))
         }
         let clock = ContinuousClock()
         var pushes = Array(repeating: [Double](), count: users.count)
@@ -109,7 +118,8 @@ enum HistoryScale {
             }
         }
         return users.enumerated().map { index, user in
-            Row(label: user.label, progressRows: user.days * habitsPerUser, push: Percentiles(pushes[index]), refresh: Percentiles(refreshes[index]))
+            Row(label: user.label, progressRows: user.days * habitsPerUser, push: Percentiles(pushes[index]), refresh: Percentiles(refreshes[index]),
+                seedSeconds: seedSeconds[index])
         }
     }
 
@@ -120,6 +130,26 @@ enum HistoryScale {
                      "|---|---|---|---|---|---|---|"]
         for row in rows {
             lines.append("| \(row.label) | \(row.progressRows) | \(ms(row.push.p50)) / \(ms(row.push.p95)) | \(String(format: "%.2f", row.push.p50 / max(base.push.p50, 0.001))) | \(ms(row.refresh.p50)) / \(ms(row.refresh.p95)) | \(String(format: "%.2f", row.refresh.p50 / max(base.refresh.p50, 0.001))) | \(row.label == base.label ? "" : "≤ 1.3") |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// One fresh database's ratios, for the table over several (`--history-runs`).
+    struct Run: Codable {
+        let analysed: Bool
+        let rows: [Row]
+    }
+
+    /// The largest history's push and first-pull p50 over the smallest's, per fresh database:
+    /// the plans must not depend on whether statistics were gathered before the first request.
+    static func runsTable(_ runs: [Run]) -> String {
+        var lines = ["| fresh database | statistics | seeding s | push ÷ \(runs.first?.rows.first?.label ?? "") (p50), per history | first pull ÷ (p50), per history |",
+                     "|---|---|---|---|---|"]
+        for (number, run) in runs.enumerated() {
+            guard let base = run.rows.first else { continue }
+            let push = run.rows.dropFirst().map { "\($0.label) \(String(format: "%.2f", $0.push.p50 / max(base.push.p50, 0.001)))" }.joined(separator: ", ")
+            let pull = run.rows.dropFirst().map { "\($0.label) \(String(format: "%.2f", $0.refresh.p50 / max(base.refresh.p50, 0.001)))" }.joined(separator: ", ")
+            lines.append("| \(number + 1) | \(run.analysed ? "analysed after seeding" : "as autovacuum left them") | \(String(format: "%.1f", run.rows.reduce(0) { $0 + $1.seedSeconds })) | \(push) | \(pull) |")
         }
         return lines.joined(separator: "\n")
     }
