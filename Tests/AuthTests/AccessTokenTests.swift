@@ -94,9 +94,10 @@ import _CryptoExtras
             refused["alg none with signature"] = "\(noneHeader).\(payload).\(valid.split(separator: ".")[2])"
             // Another tenant's key, claiming this tenant.
             refused["other tenant's key"] = try await Self.sign(good, with: Self.hmacKeys(Self.secret(of: other)))
-            // Expired beyond the 60 s leeway, not yet valid beyond it.
+            // Expired beyond the 60 s leeway, not yet valid beyond it (by an hour: a busy machine can
+            // stretch this loop past a minute, and a token then became valid while it ran).
             refused["expired"] = try await Self.sign(["tid": tid, "sub": "u1", "exp": Date().addingTimeInterval(-90)], with: ours)
-            refused["not yet valid"] = try await Self.sign(["tid": tid, "sub": "u1", "exp": Date().addingTimeInterval(600), "nbf": Date().addingTimeInterval(120)], with: ours)
+            refused["not yet valid"] = try await Self.sign(["tid": tid, "sub": "u1", "exp": Date().addingTimeInterval(7200), "nbf": Date().addingTimeInterval(3600)], with: ours)
             refused["no exp"] = try await Self.sign(["tid": tid, "sub": "u1"], with: ours)
             refused["no sub"] = try await Self.sign(["tid": tid, "exp": Date().addingTimeInterval(600)], with: ours)
             refused["empty sub"] = try await Self.sign(["tid": tid, "sub": "", "exp": Date().addingTimeInterval(600)], with: ours)

@@ -39,10 +39,13 @@ import TestSupport
         }
 
         /// Loopback HTTP allowed; no background refresh and no second unknown-kid fetch within
-        /// a test, so fetch counts do not depend on how long the test takes.
+        /// a test, so fetch counts do not depend on how long the test takes; and a fetch
+        /// timeout no busy machine reaches (the key server runs in this process, which a loaded
+        /// machine starved past the default 5 s).
         static func settings() -> IdentitySettings {
             var settings = IdentitySettings()
             settings.fetch.allowLoopbackHTTP = true
+            settings.fetch.timeout = .seconds(120)
             settings.refreshInterval = .seconds(3600)
             settings.unknownKeyRefreshInterval = .seconds(3600)
             settings.failureBackoff = .zero
