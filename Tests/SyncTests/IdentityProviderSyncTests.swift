@@ -28,7 +28,7 @@ import TestSupport
         try await world.serve { server in
             let base = try #require(URL(string: server.baseURL + "/"))
             let fresh = try await providerToken(issuedAt: Date())
-            let phone = SyncEngine(store: try LocalStore(path: nil, deviceID: "phone"), baseURL: base) { fresh }
+            let phone = SyncEngine(store: try LocalStore(path: nil, deviceID: "phone"), baseURL: base, transport: URLSessionTransport.patient()) { fresh }
             let habit = UUID()
             try phone.store.save(.habits, id: habit, fields: ClientSDKTests.habit)
             let pushed = try await phone.sync()
@@ -36,13 +36,13 @@ import TestSupport
 
             // The same user on a tid token of the tenant's own key sees the habit.
             let tidToken = try await world.token(user: "ada")
-            let watch = SyncEngine(store: try LocalStore(path: nil, deviceID: "watch"), baseURL: base) { tidToken }
+            let watch = SyncEngine(store: try LocalStore(path: nil, deviceID: "watch"), baseURL: base, transport: URLSessionTransport.patient()) { tidToken }
             _ = try await watch.sync()
             #expect(try watch.store.record(.habits, id: habit)?.fields?["name"] == .string("Read"))
 
             // Two hours later the provider's token has expired: the app is told exactly that.
             let stale = try await providerToken(issuedAt: Date().addingTimeInterval(-7200))
-            let late = SyncEngine(store: try LocalStore(path: nil, deviceID: "tablet"), baseURL: base) { stale }
+            let late = SyncEngine(store: try LocalStore(path: nil, deviceID: "tablet"), baseURL: base, transport: URLSessionTransport.patient()) { stale }
             await #expect(throws: SyncError.unauthorized(code: "token_expired")) { try await late.sync() }
         }
     }

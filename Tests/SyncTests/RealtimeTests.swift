@@ -31,7 +31,7 @@ import Testing
     static func engine(_ world: SyncWorld, _ server: RunningServer, user: String, device: String, tenant: (UUID, TenantKey)? = nil) async throws -> SyncEngine {
         let token = try await world.token(user: user, tenant: tenant?.0, key: tenant?.1)
         let url = try #require(URL(string: server.baseURL + "/"))
-        return SyncEngine(store: try LocalStore(path: nil, deviceID: device), baseURL: url) { token }
+        return SyncEngine(store: try LocalStore(path: nil, deviceID: device), baseURL: url, transport: URLSessionTransport.patient()) { token }
     }
 
     /// Opens a stream and reads up to its `: connected` comment: from then on the stream is

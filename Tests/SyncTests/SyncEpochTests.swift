@@ -15,7 +15,7 @@ import TestSupport
 @Suite struct SyncEpochTests {
     static func engine(_ store: LocalStore, _ server: RunningServer, token: String) throws -> SyncEngine {
         guard let base = URL(string: server.baseURL + "/") else { throw SyncProtocolError.malformedResponse }
-        var engine = SyncEngine(store: store, baseURL: base) { token }
+        var engine = SyncEngine(store: store, baseURL: base, transport: URLSessionTransport.patient()) { token }
         engine.log = { _ in }
         return engine
     }
