@@ -51,7 +51,6 @@ extension PushBatch {
                      AS i(id, version, updated_at, updated_by, deleted, take_fields, habit_id, date, goal_count, timestamps, difficulty,
                           skip_reason, skip_note, progress_count, set_value, set_at, set_by)
             ),
-            \(SyncTableSQL.stored(.dailyProgress, tenant: tenant, user: user, match: "p.id = i.id")),
             updated AS (
                 UPDATE daily_progress h SET \(assignments),
                     timestamps = coalesce(i.timestamps, h.timestamps),
@@ -59,8 +58,8 @@ extension PushBatch {
                     count_set_value = i.set_value, count_set_at = i.set_at, count_set_by = i.set_by,
                     updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
                     deleted_at = CASE WHEN i.deleted THEN coalesce(h.deleted_at, i.now) END
-                FROM stored i
-                WHERE h.ctid = i.stored_ctid
+                FROM input i
+                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id
                 RETURNING h.id
             )
             INSERT INTO daily_progress (tenant_id, user_id, id, habit_id, date, progress_count, goal_count, timestamps, difficulty, skip_reason,

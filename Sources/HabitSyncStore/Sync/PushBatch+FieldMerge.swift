@@ -65,19 +65,18 @@ extension PushBatch {
     /// `RETURNING`: without it Citus writes an `INSERT … SELECT` with `COPY`, which row-level
     /// security refuses.
     static func writeFieldMerged(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], fieldTimes: [String?], keyedByUser: Bool) -> PGQuery {
-        let match: PGFragment = keyedByUser ? "true" : "p.id = i.id"
+        let match: PGFragment = keyedByUser ? "" : " AND h.id = i.id"
         return """
             WITH input AS (
                 SELECT i.*, f.field_times::jsonb AS field_times FROM (\(SyncTableSQL.input(table, rows))) i
                 JOIN unnest(\(rows.map(\.id))::uuid[], \(fieldTimes)::text[]) AS f(id, field_times) ON f.id = i.id
             ),
-            \(SyncTableSQL.stored(table, tenant: tenant, user: user, match: match)),
             updated AS (
                 UPDATE \(table.table) h SET \(SyncTableSQL.dataAssignments(table)),
                     updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
                     deleted_at = CASE WHEN i.is_delete THEN coalesce(h.deleted_at, i.now) END, field_times = i.field_times
-                FROM stored i
-                WHERE h.ctid = i.stored_ctid
+                FROM input i
+                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match)
                 RETURNING i.id
             )
             INSERT INTO \(table.table) (tenant_id, user_id, id, \(SyncTableSQL.columnList(table)), updated_at, updated_by, server_version, synced_at,

@@ -68,25 +68,6 @@ enum SyncTableSQL {
         }.joined(separator: ", ")
     }
 
-    /// `stored`: the input rows with the physical address of the stored row each updates, for
-    /// `UPDATE … FROM stored i WHERE h.ctid = i.stored_ctid`. The update then probes the key
-    /// index once per input row and fetches by address, whatever the statistics say. Joined on
-    /// the key columns instead, the planner chose (on tables not analysed yet, for any user) to
-    /// walk every stored row of the user and match each against the batch, which made a
-    /// ten-year user's push 3–7× a new user's (`--history-runs`, BENCHMARKS.md).
-    /// `MATERIALIZED` keeps the lookup out of the update's join condition, where row-level
-    /// security would have to check every row before it. The rows of a user change only under
-    /// the user's lock, so the address read in the statement's snapshot is the row the update
-    /// finds.
-    static func stored(_ table: SyncTable, tenant: UUID, user: String, match: PGFragment) -> PGQuery {
-        """
-        stored AS MATERIALIZED (
-            SELECT i.*, (SELECT p.ctid FROM \(table.table) p WHERE p.tenant_id = \(tenant) AND p.user_id = \(user) AND \(match) OFFSET 0) AS stored_ctid
-            FROM input i
-        )
-        """
-    }
-
     /// Last writer wins: rows whose stored key `(updated_at, updated_by)` is older than the
     /// incoming one are overwritten (a delete keeps the data and sets the tombstone); ids the
     /// table has never seen are inserted. Returns the ids written.
@@ -95,13 +76,12 @@ enum SyncTableSQL {
         let extra: PGFragment = extraCondition.map { " AND " + $0 } ?? ""
         return """
             WITH input AS (\(input(table, rows))),
-            \(stored(table, tenant: tenant, user: user, match: "p.id = i.id")),
             updated AS (
                 UPDATE \(t) h SET \(dataAssignments(table)),
                     updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
                     deleted_at = CASE WHEN i.is_delete THEN i.now END
-                FROM stored i
-                WHERE h.ctid = i.stored_ctid
+                FROM input i
+                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id
                   AND (h.updated_at, h.updated_by COLLATE "C") < (i.updated_at, i.updated_by COLLATE "C")\(extra)
                 RETURNING h.id
             ),
