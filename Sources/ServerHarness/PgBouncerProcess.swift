@@ -52,7 +52,11 @@ public final class PgBouncerProcess: Sendable {
     }
 
     /// - Parameter poolSize: server connections per database and user.
-    public static func start(postgresPort: Int, user: String, password: String, poolSize: Int) async throws -> PgBouncerProcess {
+    /// - Parameter queryWaitSeconds: how long a client may wait for a server connection
+    ///   before PgBouncer fails its query. Short by default, so a PostgreSQL outage fails fast
+    ///   (the fault suite's pooled scenarios); long for the test suite, where it is only ever
+    ///   busy, never down.
+    public static func start(postgresPort: Int, user: String, password: String, poolSize: Int, queryWaitSeconds: Int = 5) async throws -> PgBouncerProcess {
         guard let binary else { throw NotInstalled() }
         let version = try await onOwnThread { try Self.version(of: binary) }
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-pgbouncer-\(UUID().uuidString.prefix(8))")
@@ -71,9 +75,9 @@ public final class PgBouncerProcess: Sendable {
             default_pool_size = \(poolSize)
             max_client_conn = 4000
             server_reset_query =
-            ; PostgreSQL gone: fail queued queries after 5 s and retry the server every second, so
-            ; clients get an error (the server answers 503) rather than waiting two minutes.
-            query_wait_timeout = 5
+            ; PostgreSQL gone: fail queued queries after 5 s (by default) and retry the server every
+            ; second, so clients get an error (the server answers 503) rather than waiting minutes.
+            query_wait_timeout = \(queryWaitSeconds)
             server_login_retry = 1
             server_connect_timeout = 5
             ignore_startup_parameters = extra_float_digits,options

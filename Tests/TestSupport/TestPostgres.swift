@@ -233,7 +233,10 @@ public actor TestPostgres {
                                     forDatabase: { running.connectionString(database: $0) + " connect_timeout=120" })
                 if Self.throughPgBouncer {
                     // Three server connections per database: fewer than a server's pool of four.
-                    let bouncer = try await PgBouncerProcess.start(postgresPort: running.port, user: running.superuser, password: running.password, poolSize: 3)
+                    // A queue wait no busy machine reaches: with PgBouncer's 5 s, a request
+                    // queued behind a slow export or erasure failed with 503 now and then.
+                    let bouncer = try await PgBouncerProcess.start(postgresPort: running.port, user: running.superuser, password: running.password, poolSize: 3,
+                                                                   queryWaitSeconds: 300)
                     Self.bouncer.withLock { $0 = bouncer }
                     atexit { TestPostgres.bouncer.withLock { $0?.stop() } }
                     server.pooledForDatabase = { bouncer.connectionString(database: $0) }
