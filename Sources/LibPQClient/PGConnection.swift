@@ -14,6 +14,11 @@ public final class PGConnection: Sendable {
         var pointer: OpaquePointer?
         /// Statements prepared on this session: SQL text and parameter types → statement name.
         var prepared: [String: String] = [:]
+        /// What `prepared` is keyed by: the same text with other parameter types is another
+        /// statement.
+        static func key(_ query: PGQuery, types: [Oid]) -> String {
+            query.sql + "\u{0}" + types.map(String.init).joined(separator: ",")
+        }
         init(_ pointer: OpaquePointer) { self.pointer = pointer }
     }
 
@@ -122,7 +127,7 @@ public final class PGConnection: Sendable {
             let types = query.binds.map { Oid($0.type.rawValue) }
             var name: String?
             if named {
-                let key = query.sql + "\u{0}" + types.map(String.init).joined(separator: ",")
+                let key = Handle.key(query, types: types)
                 name = handle.prepared[key] ?? pending[key]
                 if name == nil {
                     let newName = "hs_\(handle.prepared.count + pending.count)"
@@ -149,21 +154,15 @@ public final class PGConnection: Sendable {
         var firstError: (any Error)?
         for step in steps {
             var current: PGResult?
-            var succeeded = false
             while let result = PQgetResult(pointer) {
                 defer { PQclear(result) }
                 if PQresultStatus(result) == PGRES_PIPELINE_ABORTED { continue }
-                do {
-                    current = try copy(result, pointer)
-                    succeeded = true
-                } catch {
-                    if firstError == nil { firstError = error }
-                }
+                do { current = try copy(result, pointer) } catch { if firstError == nil { firstError = error } }
             }
             switch step {
             case .prepare(let key, let name):
                 // Only a statement the server really prepared is known by name from now on.
-                if succeeded { handle.prepared[key] = name }
+                if current != nil { handle.prepared[key] = name }
             case .execute:
                 if let current { results.append(current) }
             }
@@ -271,7 +270,7 @@ public final class PGConnection: Sendable {
 
     private static func executePrepared(_ query: PGQuery, handle: Handle, on pointer: OpaquePointer) throws -> PGResult {
         let types = query.binds.map { Oid($0.type.rawValue) }
-        let key = query.sql + "\u{0}" + types.map(String.init).joined(separator: ",")
+        let key = Handle.key(query, types: types)
         var name = handle.prepared[key]
         if name == nil {
             if handle.prepared.count >= preparedLimit {
