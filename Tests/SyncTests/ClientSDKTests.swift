@@ -103,6 +103,7 @@ import Testing
             let batch = try #require(try phone.store.nextBatch())
             var request = URLRequest(url: try #require(URL(string: server.baseURL + "/v1/sync/push")))
             request.httpMethod = "POST"
+            request.timeoutInterval = 900  // as the patient transport: a loaded run outlived 60 s
             request.httpBody = batch.body
             request.setValue("Bearer \(try await world.token(user: "ada"))", forHTTPHeaderField: "Authorization")
             request.setValue("phone", forHTTPHeaderField: "X-Device-Id")
