@@ -12,7 +12,8 @@ extension PushBatch {
     /// its latest set and the additions made after it.
     static func storedProgressDays(tenant: UUID, user: String, ids: [UUID], habits: [UUID], dates: [String]) -> PGQuery {
         let columns: PGQuery = """
-            h.id, h.habit_id, h.date::text AS date, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
+            h.id, h.habit_id, h.date::text AS date, h.goal_count, h.timestamps::text AS timestamps, h.difficulty, h.skip_reason, h.skip_note,
+            h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
             \(WireChangeSQL.change(.dailyProgress, alias: "h"))::text AS change,
             CASE WHEN h.count_set_at IS NOT NULL THEN h.count_set_value WHEN h.deleted_at IS NULL THEN h.progress_count ELSE 0 END AS set_value,
             CASE WHEN h.count_set_at = '-infinity' THEN NULL ELSE coalesce(h.count_set_at, h.updated_at) END AS set_at,
@@ -30,47 +31,48 @@ extension PushBatch {
             """
     }
 
-    /// Writes the days: every column as the fold decided (`take_fields` false keeps the stored
-    /// record fields, a NULL `timestamps` the stored ones). Unconditional: the push holds the
-    /// user's lock, under which the days were read. `RETURNING`, though nobody reads it: without
-    /// it Citus writes an `INSERT … SELECT` with `COPY`, which row-level security refuses (here
-    /// and in `writeAdditions`).
+    /// Writes the days, every column as the fold decided (the stored values where it kept
+    /// them): one `INSERT … ON CONFLICT DO UPDATE`. Unconditional: the push holds the user's
+    /// lock, under which the days were read.
+    ///
+    /// Not `UPDATE … FROM input` plus an insert of the rest: with no statistics yet (a young or
+    /// restored database) the planner believed each user holds one row, put the stored rows on
+    /// the outer side of the join and walked a ten-year user's every day for each push (5.9× a
+    /// new user's push time). The conflict check probes the primary key once per row whatever
+    /// the statistics say. `RETURNING`, though nobody reads it: without it Citus writes an
+    /// `INSERT … SELECT` with `COPY`, which row-level security refuses (here and in
+    /// `writeAdditions`).
     static func writeProgressDays(tenant: UUID, user: String, _ days: ProgressDayWrites) -> PGQuery {
-        let kept: [PGFragment] = ["habit_id", "date", "goal_count", "difficulty", "skip_reason", "skip_note"]
-        let assignments = kept.map { "\($0) = CASE WHEN i.take_fields THEN i.\($0) ELSE h.\($0) END" as PGFragment }.joined(separator: ", ")
-        return """
-            WITH input AS (
-                SELECT i.id, i.version, i.updated_at, i.updated_by, i.deleted, i.take_fields, i.habit_id, i.date::date AS date,
-                       i.goal_count, i.timestamps::timestamptz(3)[] AS timestamps, i.difficulty, i.skip_reason, i.skip_note, i.progress_count,
-                       i.set_value, coalesce(i.set_at, '-infinity') AS set_at, i.set_by, now() AS now
-                FROM unnest(\(days.id)::uuid[], \(days.version)::int8[], \(days.updatedAt)::timestamptz[], \(days.updatedBy)::text[],
-                            \(days.deleted)::bool[], \(days.takeFields)::bool[], \(days.habitID)::uuid[], \(days.date)::text[],
-                            \(days.goalCount)::int4[], \(days.timestamps)::text[], \(days.difficulty)::int2[], \(days.skipReason)::text[],
-                            \(days.skipNote)::text[], \(days.progressCount)::int4[], \(days.setValue)::int4[], \(days.setAt)::timestamptz[],
-                            \(days.setBy)::text[])
-                     AS i(id, version, updated_at, updated_by, deleted, take_fields, habit_id, date, goal_count, timestamps, difficulty,
-                          skip_reason, skip_note, progress_count, set_value, set_at, set_by)
-            ),
-            updated AS (
-                UPDATE daily_progress h SET \(assignments),
-                    timestamps = coalesce(i.timestamps, h.timestamps),
-                    progress_count = CASE WHEN i.deleted THEN h.progress_count ELSE i.progress_count END,
-                    count_set_value = i.set_value, count_set_at = i.set_at, count_set_by = i.set_by,
-                    updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
-                    deleted_at = CASE WHEN i.deleted THEN coalesce(h.deleted_at, i.now) END
-                FROM input i
-                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id
-                RETURNING h.id
-            )
-            INSERT INTO daily_progress (tenant_id, user_id, id, habit_id, date, progress_count, goal_count, timestamps, difficulty, skip_reason,
-                                        skip_note, count_set_value, count_set_at, count_set_by, updated_at, updated_by, server_version, synced_at, deleted_at)
-            SELECT \(tenant), \(user), i.id, i.habit_id, i.date, CASE WHEN NOT i.deleted THEN i.progress_count END, i.goal_count, i.timestamps,
-                   i.difficulty, i.skip_reason, i.skip_note, i.set_value, i.set_at, i.set_by, i.updated_at, i.updated_by, i.version, i.now,
-                   CASE WHEN i.deleted THEN i.now END
-            FROM input i
-            WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.id = i.id)
-            RETURNING id
-            """
+        """
+        WITH input AS (
+            SELECT i.id, i.version, i.updated_at, i.updated_by, i.deleted, i.habit_id, i.date::date AS date,
+                   i.goal_count, i.timestamps::timestamptz(3)[] AS timestamps, i.difficulty, i.skip_reason, i.skip_note, i.progress_count,
+                   i.set_value, coalesce(i.set_at, '-infinity') AS set_at, i.set_by, now() AS now
+            FROM unnest(\(days.id)::uuid[], \(days.version)::int8[], \(days.updatedAt)::timestamptz[], \(days.updatedBy)::text[],
+                        \(days.deleted)::bool[], \(days.habitID)::uuid[], \(days.date)::text[],
+                        \(days.goalCount)::int4[], \(days.timestamps)::text[], \(days.difficulty)::int2[], \(days.skipReason)::text[],
+                        \(days.skipNote)::text[], \(days.progressCount)::int4[], \(days.setValue)::int4[], \(days.setAt)::timestamptz[],
+                        \(days.setBy)::text[])
+                 AS i(id, version, updated_at, updated_by, deleted, habit_id, date, goal_count, timestamps, difficulty,
+                      skip_reason, skip_note, progress_count, set_value, set_at, set_by)
+        )
+        INSERT INTO daily_progress AS h (tenant_id, user_id, id, habit_id, date, progress_count, goal_count, timestamps, difficulty, skip_reason,
+                                         skip_note, count_set_value, count_set_at, count_set_by, updated_at, updated_by, server_version, synced_at,
+                                         deleted_at)
+        SELECT \(tenant), \(user), i.id, i.habit_id, i.date, CASE WHEN NOT i.deleted THEN i.progress_count END, i.goal_count, i.timestamps,
+               i.difficulty, i.skip_reason, i.skip_note, i.set_value, i.set_at, i.set_by, i.updated_at, i.updated_by, i.version, i.now,
+               CASE WHEN i.deleted THEN i.now END
+        FROM input i
+        ON CONFLICT (tenant_id, user_id, id) DO UPDATE SET
+            habit_id = excluded.habit_id, date = excluded.date, goal_count = excluded.goal_count, timestamps = excluded.timestamps,
+            difficulty = excluded.difficulty, skip_reason = excluded.skip_reason, skip_note = excluded.skip_note,
+            progress_count = coalesce(excluded.progress_count, h.progress_count),
+            count_set_value = excluded.count_set_value, count_set_at = excluded.count_set_at, count_set_by = excluded.count_set_by,
+            updated_at = excluded.updated_at, updated_by = excluded.updated_by, server_version = excluded.server_version,
+            synced_at = excluded.synced_at,
+            deleted_at = CASE WHEN excluded.deleted_at IS NOT NULL THEN coalesce(h.deleted_at, excluded.deleted_at) END
+        RETURNING id
+        """
     }
 
     /// Forgets the additions the days' sets now cover and keeps the new ones that count.
@@ -97,6 +99,8 @@ extension PushBatch {
     struct StoredDay {
         let id: UUID
         let naturalKey: String?
+        /// The record columns as stored, written back where the fold keeps them.
+        let columns: ProgressDayColumns
         let serverVersion: Int64
         let merge: ProgressDayMerge.Stored
         /// The additions after its set, by an id of their own (device, batch, index).
@@ -138,6 +142,11 @@ extension PushBatch {
             let key = LWWKey(updatedAt: try row.decode("updated_at", as: Date.self), deviceID: try row.decode("updated_by", as: String.self))
             return StoredDay(
                 id: try row.decode("id", as: UUID.self), naturalKey: habit.flatMap { h in date.map { "\(h)|\($0)" } },
+                columns: ProgressDayColumns(habitID: habit, date: date, goalCount: try row.decodeIfPresent("goal_count", as: Int.self),
+                                            timestamps: try row.decodeIfPresent("timestamps", as: String.self),
+                                            difficulty: try row.decodeIfPresent("difficulty", as: Int.self),
+                                            skipReason: try row.decodeIfPresent("skip_reason", as: String.self),
+                                            skipNote: try row.decodeIfPresent("skip_note", as: String.self)),
                 serverVersion: try row.decode("server_version", as: Int64.self),
                 merge: ProgressDayMerge.Stored(record: record, timestamps: timestamps, key: key, deleted: try row.decode("deleted", as: Bool.self),
                                                countSetting: setting),
@@ -188,8 +197,10 @@ extension PushBatch {
                 if let setting = merge.countSetting { counter.apply(.set(setting)) }
                 for (id, addition) in day?.additions ?? [] { counter.apply(.add(id: id, addition)) }
                 for (index, addition) in merge.additions { counter.apply(.add(id: "\(device)|\(batchID.uuidString.lowercased())|\(index)", addition)) }
-                writes.append(id: target, version: version ?? 0, key: key, deleted: merge.deleted, fields: merge.fieldsFrom?.record,
-                              timestamps: merge.timestamps, count: min(counter.count, Int(Int32.max)), setting: merge.countSetting)
+                var columns = merge.fieldsFrom?.record.map(ProgressDayColumns.init(record:)) ?? day?.columns ?? ProgressDayColumns()
+                if let timestamps = merge.timestamps { columns.timestamps = SQLText.array(timestamps.map(WireTime.format)) }
+                writes.append(id: target, version: version ?? 0, key: key, deleted: merge.deleted, columns: columns,
+                              count: min(counter.count, Int(Int32.max)), setting: merge.countSetting)
                 if let setting = merge.countSetting, (day?.additions ?? []).contains(where: { !(setting.at < $0.addition.at) }) {
                     covered.days.append(target)
                     covered.setAt.append(setting.at.updatedAt)
@@ -233,6 +244,35 @@ extension PushBatch {
     }
 }
 
+/// A day's record columns as `daily_progress` holds them: from an incoming record, or as stored
+/// (`timestamps` an array literal, `{…}`).
+struct ProgressDayColumns {
+    var habitID: UUID?
+    var date: String?
+    var goalCount: Int?
+    var timestamps: String?
+    var difficulty: Int?
+    var skipReason: String?
+    var skipNote: String?
+
+    init(habitID: UUID? = nil, date: String? = nil, goalCount: Int? = nil, timestamps: String? = nil, difficulty: Int? = nil,
+         skipReason: String? = nil, skipNote: String? = nil) {
+        self.habitID = habitID
+        self.date = date
+        self.goalCount = goalCount
+        self.timestamps = timestamps
+        self.difficulty = difficulty
+        self.skipReason = skipReason
+        self.skipNote = skipNote
+    }
+
+    init(record: DailyProgressRecord) {
+        self.init(habitID: record.habitId, date: record.date.description, goalCount: record.goalCount,
+                  timestamps: SQLText.array(record.timestamps.map(WireTime.format)), difficulty: record.difficulty,
+                  skipReason: record.skipReason, skipNote: record.skipNote)
+    }
+}
+
 /// The days one batch writes, column by column (`writeProgressDays`).
 struct ProgressDayWrites {
     var id: [UUID] = []
@@ -240,11 +280,10 @@ struct ProgressDayWrites {
     var updatedAt: [Date] = []
     var updatedBy: [String] = []
     var deleted: [Bool] = []
-    var takeFields: [Bool] = []
     var habitID: [UUID?] = []
     var date: [String?] = []
     var goalCount: [Int?] = []
-    /// Array literals (`{…}`), or nil to keep the stored timestamps.
+    /// Array literals (`{…}`).
     var timestamps: [String?] = []
     var difficulty: [Int?] = []
     var skipReason: [String?] = []
@@ -254,21 +293,20 @@ struct ProgressDayWrites {
     var setAt: [Date?] = []
     var setBy: [String] = []
 
-    mutating func append(id: UUID, version: Int64, key: LWWKey, deleted: Bool, fields: DailyProgressRecord?, timestamps: [Date]?, count: Int,
+    mutating func append(id: UUID, version: Int64, key: LWWKey, deleted: Bool, columns: ProgressDayColumns, count: Int,
                          setting: ProgressCounter.Setting?) {
         self.id.append(id)
         self.version.append(version)
         updatedAt.append(key.updatedAt)
         updatedBy.append(key.deviceID)
         self.deleted.append(deleted)
-        takeFields.append(fields != nil)
-        habitID.append(fields?.habitId)
-        date.append(fields?.date.description)
-        goalCount.append(fields?.goalCount)
-        self.timestamps.append(timestamps.flatMap { SQLText.array($0.map(WireTime.format)) })
-        difficulty.append(fields?.difficulty)
-        skipReason.append(fields?.skipReason)
-        skipNote.append(fields?.skipNote)
+        habitID.append(columns.habitID)
+        date.append(columns.date)
+        goalCount.append(columns.goalCount)
+        timestamps.append(columns.timestamps)
+        difficulty.append(columns.difficulty)
+        skipReason.append(columns.skipReason)
+        skipNote.append(columns.skipNote)
         progressCount.append(count)
         setValue.append(setting?.value ?? 0)
         setAt.append(setting?.at.updatedAt)
