@@ -49,15 +49,18 @@ enum DerivedStateQueries {
     /// Live progress of the user's live habits on the days of some disjoint ranges (inclusive
     /// bounds), through the natural key (tenant, user, habit, date): one index descent per
     /// habit and range, and no index of its own for every progress write to maintain.
-    /// `OFFSET 0` keeps the planner from flattening the lateral subquery into a join it may
-    /// run as a scan of the user's whole history when its statistics are stale.
+    /// `OFFSET 0` keeps the planner from flattening the lateral subquery into a join, and the
+    /// habit is an equality per probe, not `habit_id = ANY(…)`: with the array the planner
+    /// left the habit out of the index condition when it had no statistics, and walked the
+    /// user's whole history once per range (13 ms a push for a ten-year user).
     static func progress(tenant: UUID, user: String, habits: [UUID], in ranges: [ClosedRange<Int>]) -> PGQuery {
         """
         SELECT p.habit_id, p.date::text AS date, p.progress_count, p.goal_count, p.skipped
-        FROM unnest(\(ranges.map { LocalDate(dayNumber: $0.lowerBound).description })::date[], \(ranges.map { LocalDate(dayNumber: $0.upperBound).description })::date[]) AS r(lo, hi)
+        FROM unnest(\(habits)::uuid[]) AS hb(id)
+        CROSS JOIN unnest(\(ranges.map { LocalDate(dayNumber: $0.lowerBound).description })::date[], \(ranges.map { LocalDate(dayNumber: $0.upperBound).description })::date[]) AS r(lo, hi)
         CROSS JOIN LATERAL (
             SELECT habit_id, date, progress_count, goal_count, skip_reason IS NOT NULL AS skipped FROM daily_progress
-            WHERE tenant_id = \(tenant) AND user_id = \(user) AND habit_id = ANY(\(habits)::uuid[]) AND date >= r.lo AND date <= r.hi AND deleted_at IS NULL
+            WHERE tenant_id = \(tenant) AND user_id = \(user) AND habit_id = hb.id AND date >= r.lo AND date <= r.hi AND deleted_at IS NULL
             OFFSET 0) p
         """
     }
