@@ -63,7 +63,8 @@ public struct PullStore: Sendable {
     }
 
     /// One branch per collection, each using its `(tenant_id, user_id, server_version)` index,
-    /// merged and cut to `limit`. Tombstones at or below `tombstoneFloor` are left out: an
+    /// merged and cut to `limit`. `server_version > 0` (always true) is the predicate of the
+    /// partial pull index of daily_progress (migration 0028), stated for every collection alike. Tombstones at or below `tombstoneFloor` are left out: an
     /// initial sync skips those of records that were deleted before it began (the device never
     /// had them); 0 includes every tombstone.
     static func pageQuery(_ collections: [SyncCollection], tenant: UUID, user: String, after since: Int64, limit: Int, tombstoneFloor: Int64) -> PGQuery {
@@ -71,7 +72,7 @@ public struct PullStore: Sendable {
             """
             (SELECT h.server_version, \(WireChangeSQL.change(collection, alias: "h"))::text AS change
              FROM \(PGFragment.identifier(collection.table)) h
-             WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.server_version > \(since)
+             WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.server_version > \(since) AND h.server_version > 0
                AND (h.deleted_at IS NULL OR h.server_version > \(tombstoneFloor))
              ORDER BY h.server_version LIMIT \(limit))
             """
