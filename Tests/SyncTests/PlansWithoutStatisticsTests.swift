@@ -1,0 +1,94 @@
+import Foundation
+import HabitSyncDomain
+import HabitSyncServer
+@testable import HabitSyncStore
+import LibPQClient
+import Testing
+import TestSupport
+
+/// A ten-year user's push and pull read the days they need, not the user's history, even
+/// before the first `ANALYZE` (issue 29, BENCHMARKS.md "The push engine"): the server's own
+/// statements, prepared on a request session while the table was small (the plans a pooled
+/// connection keeps), then run for a user with 36,500 days. Counted by the heap rows the
+/// transaction's index scans fetched (`pg_stat_xact_user_tables`), not by time.
+@Suite struct PlansWithoutStatisticsTests {
+    static let habitsPerUser = 10
+    /// The last day seeded (fixed: the test does not depend on the date it runs).
+    static let lastDay = LocalDate("2026-11-20") ?? LocalDate(dayNumber: 0)
+
+    /// Inserts `days` days of progress for each of ten habits, as the tables' owner.
+    static func seed(_ pool: PGPool, tenant: UUID, user: String, days: Int, habits: [UUID]) async throws {
+        try await pool.withTransaction { connection in
+            try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
+            try await connection.query("INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), \(user))")
+            try await connection.query("""
+                INSERT INTO habits (tenant_id, user_id, id, name, habit_description, icon, habit_type, goal_count, goal_unit, schedule_type,
+                                    start_date, created_at, updated_at, updated_by, server_version)
+                SELECT \(tenant), \(user), h.id, 'Habit ' || h.n, '', 'star', 'formation', 1, 'times', 'daily', \(lastDay.description)::date - \(days)::int, now(), now(), 'seed', h.n
+                FROM unnest(\(habits)::uuid[]) WITH ORDINALITY AS h(id, n)
+                """)
+            try await connection.query("""
+                INSERT INTO daily_progress (tenant_id, user_id, id, habit_id, date, progress_count, goal_count, timestamps, updated_at, updated_by, server_version)
+                SELECT \(tenant), \(user), gen_random_uuid(), h.id, \(lastDay.description)::date - d::int, 1, 1, ARRAY[now()]::timestamptz(3)[], now(), 'seed',
+                       \(habits.count) + d * \(habits.count) + h.n
+                FROM unnest(\(habits)::uuid[]) WITH ORDINALITY AS h(id, n), generate_series(0, \(days - 1)::int) d
+                """)
+        }
+    }
+
+    /// The statements a push and a pull run on daily_progress by key, for `user`.
+    static func reads(tenant: UUID, user: String, habits: [UUID], latestVersion: Int64) -> [PGQuery] {
+        let today = lastDay
+        let dayNumber = today.dayNumber
+        return [
+            PushBatch.storedProgressDays(tenant: tenant, user: user, ids: [UUID(), UUID()], habits: [habits[0]], dates: [today.description]),
+            DerivedStateQueries.progress(tenant: tenant, user: user, habits: habits, in: [(dayNumber - 1)...dayNumber]),
+            PullStore.pageQuery([.dailyProgress], tenant: tenant, user: user, after: max(latestVersion - 5, 0), limit: 10, tombstoneFloor: 0),
+        ]
+    }
+
+    @Test func keyedReadsOfALongHistoryFetchOnlyTheirRowsBeforeAnyAnalyze() async throws {
+        // On Citus every request plan is a custom one made on the workers' shards.
+        guard !TestPostgres.onCitus else { return }
+        let database = try await TestPostgres.shared.migratedDatabase()
+        let tenant = UUID()
+        let newcomer = (user: "newcomer", habits: (0..<Self.habitsPerUser).map { _ in UUID() })
+        let veteran = (user: "veteran", habits: (0..<Self.habitsPerUser).map { _ in UUID() })
+        let veteranDays = 3650
+        let request = ServerConfiguration.requestConnection(connectionString: database.connectionString, role: "habitsync_app")
+        try await database.withPool(size: 1) { owner in
+            try await owner.withConnection { connection in
+                try await connection.query("INSERT INTO tenants (id, name, daily_completion_xp) VALUES (\(tenant), 'plans', 10)")
+            }
+            try await Self.seed(owner, tenant: tenant, user: newcomer.user, days: 7, habits: newcomer.habits)
+            // One request session, as a pooled server connection: it prepares the statements
+            // for the newcomer while the table is small, and keeps those plans.
+            try await PGPool.withPool(.init(connection: request, maximumConnections: 1), logger: TestPostgres.logger) { requests in
+                try await requests.withTransaction { connection in
+                    try await RequestScope.set(on: connection, tenantID: tenant, userID: newcomer.user)
+                    for query in Self.reads(tenant: tenant, user: newcomer.user, habits: newcomer.habits, latestVersion: 80) {
+                        _ = try await connection.query(query)
+                    }
+                }
+                try await Self.seed(owner, tenant: tenant, user: veteran.user, days: veteranDays, habits: veteran.habits)
+                let latest = Int64(Self.habitsPerUser * (veteranDays + 1))
+                let fetched = try await requests.withTransaction { connection in
+                    try await RequestScope.set(on: connection, tenantID: tenant, userID: veteran.user)
+                    var rows: [Int] = []
+                    for query in Self.reads(tenant: tenant, user: veteran.user, habits: veteran.habits, latestVersion: latest) {
+                        rows.append(try await connection.query(query).rows.count)
+                    }
+                    let counts = try await connection.query(
+                        "SELECT coalesce(idx_tup_fetch, 0) AS fetched, coalesce(seq_tup_read, 0) AS scanned FROM pg_stat_xact_user_tables WHERE relname = 'daily_progress'"
+                    ).single()
+                    return (rows: rows, fetched: try counts.decode("fetched", as: Int64.self), scanned: try counts.decode("scanned", as: Int64.self))
+                }
+                // Today's day of one habit; two days of ten habits; the page's last five versions.
+                #expect(fetched.rows == [1, 20, 5])
+                // Those 26 rows, not the veteran's 36,500 (what the reads fetched before migration 0028).
+                #expect(fetched.fetched <= 100, "index scans fetched \(fetched.fetched) rows")
+                #expect(fetched.scanned == 0)
+            }
+        }
+    }
+}
