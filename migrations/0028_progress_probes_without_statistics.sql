@@ -1,3 +1,4 @@
+-- habitsync:no-transaction
 -- Per-key reads of daily_progress that do not depend on when statistics were gathered.
 --
 -- Without statistics (a young database, a restored one, before autovacuum's first ANALYZE)
@@ -13,11 +14,30 @@
 -- index to use, the primary key. Neither predicate changes what the index holds: NULL habit
 -- ids (tombstones) were never compared by the unique index, and server_version > 0 is a
 -- CHECK of the table.
+--
+-- Built concurrently beside the old ones, which are then dropped, so pushes go on while a
+-- large table is indexed. Re-runnable: an interrupted build leaves an INVALID index, which
+-- the first statement of each pair removes. (Between an old index's drop and the rename a
+-- push's user lock still keeps one record per habit and day.)
+-- squawk assumes every file runs in a transaction (.squawk.toml); this one does not (marker above).
 
-DROP INDEX daily_progress_natural_key;
-CREATE UNIQUE INDEX daily_progress_natural_key ON daily_progress (tenant_id, user_id, habit_id, date) WHERE habit_id IS NOT NULL;
+-- squawk-ignore ban-concurrent-index-creation-in-transaction
+DROP INDEX CONCURRENTLY IF EXISTS daily_progress_natural_key_partial;
+-- squawk-ignore ban-concurrent-index-creation-in-transaction
+CREATE UNIQUE INDEX CONCURRENTLY daily_progress_natural_key_partial ON daily_progress (tenant_id, user_id, habit_id, date) WHERE habit_id IS NOT NULL;
+-- squawk-ignore ban-concurrent-index-creation-in-transaction
+DROP INDEX CONCURRENTLY IF EXISTS daily_progress_natural_key;
+-- The index takes back its old name; nothing refers to the temporary one.
+-- squawk-ignore renaming-object
+ALTER INDEX daily_progress_natural_key_partial RENAME TO daily_progress_natural_key;
 COMMENT ON INDEX daily_progress_natural_key IS 'One record per habit and day (the natural key); partial so that a lookup by id cannot choose it (migration 0028).';
 
-DROP INDEX daily_progress_pull;
-CREATE UNIQUE INDEX daily_progress_pull ON daily_progress (tenant_id, user_id, server_version) WHERE server_version > 0;
+-- squawk-ignore ban-concurrent-index-creation-in-transaction
+DROP INDEX CONCURRENTLY IF EXISTS daily_progress_pull_partial;
+-- squawk-ignore ban-concurrent-index-creation-in-transaction
+CREATE UNIQUE INDEX CONCURRENTLY daily_progress_pull_partial ON daily_progress (tenant_id, user_id, server_version) WHERE server_version > 0;
+-- squawk-ignore ban-concurrent-index-creation-in-transaction
+DROP INDEX CONCURRENTLY IF EXISTS daily_progress_pull;
+-- squawk-ignore renaming-object
+ALTER INDEX daily_progress_pull_partial RENAME TO daily_progress_pull;
 COMMENT ON INDEX daily_progress_pull IS 'Pull pages in version order; partial (every row qualifies) so that only queries stating server_version > 0 can choose it (migration 0028).';
