@@ -64,9 +64,10 @@ public struct PullStore: Sendable {
 
     /// One branch per collection, each using its `(tenant_id, user_id, server_version)` index,
     /// merged and cut to `limit`. `server_version > 0` (always true) is the predicate of the
-    /// partial pull index of daily_progress (migration 0028), stated for every collection alike. Tombstones at or below `tombstoneFloor` are left out: an
-    /// initial sync skips those of records that were deleted before it began (the device never
-    /// had them); 0 includes every tombstone.
+    /// partial pull index of daily_progress (migration 0028), stated for every collection
+    /// alike. Tombstones at or below `tombstoneFloor` are left out: an initial sync skips those
+    /// of records that were deleted before it began (the device never had them); 0 includes
+    /// every tombstone.
     static func pageQuery(_ collections: [SyncCollection], tenant: UUID, user: String, after since: Int64, limit: Int, tombstoneFloor: Int64) -> PGQuery {
         let branches = collections.map { collection -> PGQuery in
             """
