@@ -254,18 +254,9 @@ struct ProgressDayColumns {
     var difficulty: Int?
     var skipReason: String?
     var skipNote: String?
+}
 
-    init(habitID: UUID? = nil, date: String? = nil, goalCount: Int? = nil, timestamps: String? = nil, difficulty: Int? = nil,
-         skipReason: String? = nil, skipNote: String? = nil) {
-        self.habitID = habitID
-        self.date = date
-        self.goalCount = goalCount
-        self.timestamps = timestamps
-        self.difficulty = difficulty
-        self.skipReason = skipReason
-        self.skipNote = skipNote
-    }
-
+extension ProgressDayColumns {
     init(record: DailyProgressRecord) {
         self.init(habitID: record.habitId, date: record.date.description, goalCount: record.goalCount,
                   timestamps: SQLText.array(record.timestamps.map(WireTime.format)), difficulty: record.difficulty,
