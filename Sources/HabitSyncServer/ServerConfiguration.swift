@@ -8,8 +8,12 @@ public struct ServerConfiguration: Sendable {
     /// parallel, 14 ms against 1.5 ms without workers. Generic plans always (statements are
     /// prepared once per session): a custom plan over usage_events' monthly partitions can look
     /// cheaper and be re-planned each time, while a generic one prunes at run time; push at 16
-    /// devices went from 6,617-6,961 to 7,458-7,505 records/s (BENCHMARKS.md).
-    public static let requestSessionSettings = ["max_parallel_workers_per_gather": "0", "jit": "off", "plan_cache_mode": "force_generic_plan"]
+    /// devices went from 6,617-6,961 to 7,458-7,505 records/s (BENCHMARKS.md). No sequential
+    /// scans: every request statement is keyed by the token's user, and statistics gathered
+    /// while a database had one user say a user owns the whole table, so the plan a session
+    /// keeps scanned all of it for every later user (`PlansWithoutStatisticsTests`). With
+    /// the setting off PostgreSQL still scans where no index applies.
+    public static let requestSessionSettings = ["max_parallel_workers_per_gather": "0", "jit": "off", "plan_cache_mode": "force_generic_plan", "enable_seqscan": "off"]
 
     /// On a Citus coordinator (deploy/README.md, "Citus"): the request scope's `SET LOCAL`s go
     /// on to the workers, whose row-level security reads them, and every plan is a custom one
