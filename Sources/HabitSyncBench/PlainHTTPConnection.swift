@@ -108,7 +108,7 @@ final class PlainHTTPConnection {
 
     private func receive() throws {
         var chunk = [UInt8](repeating: 0, count: 256 * 1024)
-        let n = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        let n = receiveRetryingInterrupts(descriptor, into: &chunk)
         guard n > 0 else { throw BenchError("the server closed the connection (recv: \(n), errno \(errno))") }
         buffer.append(contentsOf: chunk[..<n])
     }

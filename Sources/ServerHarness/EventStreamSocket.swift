@@ -52,7 +52,7 @@ public final class EventStreamSocket: @unchecked Sendable {
             let ready = poll(&descriptor, 1, Int32(left / .milliseconds(1)) + 1)
             if ready <= 0 { continue }
             var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-            let n = chunk.withUnsafeMutableBytes { recv(self.descriptor, $0.baseAddress, $0.count, 0) }
+            let n = receiveRetryingInterrupts(self.descriptor, into: &chunk)
             guard n > 0 else { throw HarnessError("the stream closed (recv: \(n), errno \(errno))") }
             buffer.append(contentsOf: chunk[..<n])
         }

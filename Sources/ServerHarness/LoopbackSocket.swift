@@ -25,3 +25,15 @@ public func connectLoopbackSocket(port: Int) throws -> Int32 {
     setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
     return descriptor
 }
+
+/// `recv` that retries when a signal interrupts it. A socket with `SO_RCVTIMEO` set is never
+/// restarted by the kernel, whatever `SA_RESTART` says: any signal the test process takes (a
+/// child exiting, for one) makes `recv` fail with `EINTR`, which is not the silence or the close
+/// the caller is waiting for.
+public func receiveRetryingInterrupts(_ descriptor: Int32, into buffer: inout [UInt8], flags: Int32 = 0) -> Int {
+    while true {
+        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, flags) }
+        if count < 0, errno == EINTR { continue }
+        return count
+    }
+}

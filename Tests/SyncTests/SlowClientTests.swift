@@ -184,7 +184,7 @@ import TestSupport
                 func heartbeats() -> Int { text.components(separatedBy: ": heartbeat").count - 1 }
                 while Date().timeIntervalSince(started) < 300 {
                     if let opened, Date().timeIntervalSince(opened) > 12, heartbeats() >= 1 { break }
-                    let count = buffer.withUnsafeMutableBytes { recv(stream.descriptor, $0.baseAddress, $0.count, 0) }
+                    let count = receiveRetryingInterrupts(stream.descriptor, into: &buffer)
                     // A receive timeout is a busy machine (the suite's tasks can hold the
                     // heartbeat back for a while): read on; only a close or an error ends it.
                     if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { continue }

@@ -22,6 +22,7 @@ public final class RawHTTPConnection: Sendable {
         var sent = 0
         while sent < bytes.count {
             let result = bytes[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if result < 0, errno == EINTR { continue }
             if result <= 0 { return false }
             sent += result
         }
@@ -34,8 +35,8 @@ public final class RawHTTPConnection: Sendable {
         case closed(response: String)
         /// The server reset the connection (it closed with unread bytes of ours).
         case reset(response: String)
-        /// Still open after `waitSeconds`.
-        case stillOpen
+        /// Still open after `waitSeconds` of silence, having written this.
+        case stillOpen(response: String)
     }
 
     /// Reads until the server closes, at most `waitSeconds` of silence per read.
@@ -45,7 +46,7 @@ public final class RawHTTPConnection: Sendable {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16_384)
         while true {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            let count = receiveRetryingInterrupts(descriptor, into: &buffer)
             if count > 0 {
                 received += buffer[..<count]
                 continue
@@ -53,7 +54,7 @@ public final class RawHTTPConnection: Sendable {
             let text = String(decoding: received, as: UTF8.self)
             if count == 0 { return .closed(response: text) }
             if errno == ECONNRESET { return .reset(response: text) }
-            return .stillOpen
+            return .stillOpen(response: text)
         }
     }
 
@@ -65,7 +66,7 @@ public final class RawHTTPConnection: Sendable {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !String(decoding: received, as: UTF8.self).contains(marker) {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            let count = receiveRetryingInterrupts(descriptor, into: &buffer)
             guard count > 0 else { break }
             received += buffer[..<count]
         }
