@@ -98,6 +98,8 @@ import TestSupport
                     #expect(shape == .trickle, "\(shape) was reset, not answered: \(response.prefix(200))")
                 case .stillOpen:
                     Issue.record("\(shape): still open 120 s after its deadline")
+                case .failed(let error, _):
+                    Issue.record("\(shape): reading failed with errno \(error)")
                 }
             }
             #expect(answered > 0, "no stalled upload was answered with its 408")

@@ -37,6 +37,8 @@ public final class RawHTTPConnection: Sendable {
         case reset(response: String)
         /// Still open after `waitSeconds` of silence, having written this.
         case stillOpen(response: String)
+        /// Reading failed otherwise (`errno`), after this was read.
+        case failed(errno: Int32, response: String)
     }
 
     /// Reads until the server closes, at most `waitSeconds` of silence per read.
@@ -47,14 +49,19 @@ public final class RawHTTPConnection: Sendable {
         var buffer = [UInt8](repeating: 0, count: 16_384)
         while true {
             let count = receiveRetryingInterrupts(descriptor, into: &buffer)
+            // Read before anything else can overwrite it (decoding the text allocates).
+            let error = errno
             if count > 0 {
                 received += buffer[..<count]
                 continue
             }
             let text = String(decoding: received, as: UTF8.self)
             if count == 0 { return .closed(response: text) }
-            if errno == ECONNRESET { return .reset(response: text) }
-            return .stillOpen(response: text)
+            switch error {
+            case ECONNRESET: return .reset(response: text)
+            case EAGAIN, EWOULDBLOCK: return .stillOpen(response: text)
+            default: return .failed(errno: error, response: text)
+            }
         }
     }
 
