@@ -110,4 +110,85 @@ import TestSupport
             }
         }
     }
+
+    /// Inserts `count` usage events of `user`, 40 minutes apart back from `lastDay`, into the
+    /// monthly partitions and the registry, as the tables' owner.
+    static func seedUsageEvents(_ pool: PGPool, tenant: UUID, user: String, count: Int) async throws {
+        try await pool.withTransaction { connection in
+            try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
+            try await connection.query("""
+                WITH e AS (
+                    SELECT gen_random_uuid() AS id, \(lastDay.description)::timestamptz - g * interval '40 minutes' AS at, g
+                    FROM generate_series(1, \(count)::int) g),
+                registered AS (
+                    INSERT INTO usage_event_ids (tenant_id, user_id, id, occurred_at, is_exit) SELECT \(tenant), \(user), id, at, false FROM e)
+                INSERT INTO usage_events (tenant_id, user_id, id, event_type, occurred_at, pause_duration, timer_duration, updated_at, updated_by, server_version)
+                SELECT \(tenant), \(user), id, 'deepen_pause', at, 1, 10, now(), 'seed', g FROM e
+                """)
+        }
+    }
+
+    /// A retried usage event (its id is registered) is found at its own time: one partition,
+    /// one index entry, not every partition's share of the user's history.
+    @Test(arguments: Statistics.allCases)
+    func aRetriedUsageEventIsReadAtItsTime(statistics: Statistics) async throws {
+        guard !TestPostgres.onCitus else { return }
+        let database = try await TestPostgres.shared.migratedDatabase()
+        let tenant = UUID()
+        let request = ServerConfiguration.requestConnection(connectionString: database.connectionString, role: "habitsync_app")
+        try await database.withPool(size: 1) { owner in
+            try await owner.withConnection { connection in
+                try await connection.query("INSERT INTO tenants (id, name, daily_completion_xp) VALUES (\(tenant), 'plans', 10)")
+                try await connection.query("INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), 'newcomer'), (\(tenant), 'veteran')")
+                // Each month's partition and the registry: no analysis but the test's own.
+                for table in try await connection.query("SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'usage_events'::regclass").rows {
+                    try await connection.query(PGQuery(unsafeSQL: "ALTER TABLE \(PGQuery.quoteIdentifier(try table.decode("relname", as: String.self))) SET (autovacuum_enabled = false)"))
+                }
+                try await connection.query("ALTER TABLE usage_event_ids SET (autovacuum_enabled = false)")
+            }
+            try await Self.seedUsageEvents(owner, tenant: tenant, user: "newcomer", count: 10)
+            if statistics == .ofTheNewcomerOnly {
+                try await owner.withConnection { connection in
+                    try await connection.query("ANALYZE usage_events")
+                    try await connection.query("ANALYZE usage_event_ids")
+                }
+            }
+            func reads(_ user: String, _ events: [(id: UUID, at: String)]) -> [PGQuery] {
+                let rows = events.map { SyncRow(id: $0.id, version: 0, updatedAt: Date(), updatedBy: "phone", isDelete: false, values: ["deepen_pause", $0.at, nil, "1", "10"]) }
+                return [SyncTableSQL.current(.usageEvents, tenant: tenant, user: user, keys: events.map(\.id)),
+                        SyncTableSQL.sameContent(SyncTable.usageEvents, tenant: tenant, user: user, rows: rows)]
+            }
+            func registered(_ user: String) async throws -> [(id: UUID, at: String)] {
+                try await owner.withTransaction { connection in
+                    try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
+                    return try await connection.query("SELECT id, occurred_at::text AS at FROM usage_event_ids WHERE tenant_id = \(tenant) AND user_id = \(user) ORDER BY occurred_at LIMIT 2")
+                        .rows.map { (try $0.decode("id", as: UUID.self), try $0.decode("at", as: String.self)) }
+                }
+            }
+            let newcomerEvents = try await registered("newcomer")
+            try await PGPool.withPool(.init(connection: request, maximumConnections: 1), logger: TestPostgres.logger) { requests in
+                try await requests.withTransaction { connection in
+                    try await RequestScope.set(on: connection, tenantID: tenant, userID: "newcomer")
+                    for query in reads("newcomer", newcomerEvents) { _ = try await connection.query(query) }
+                }
+                try await Self.seedUsageEvents(owner, tenant: tenant, user: "veteran", count: 36_500)
+                let veteranEvents = try await registered("veteran")
+                let fetched = try await requests.withTransaction { connection in
+                    try await RequestScope.set(on: connection, tenantID: tenant, userID: "veteran")
+                    var rows: [Int] = []
+                    for query in reads("veteran", veteranEvents) { rows.append(try await connection.query(query).rows.count) }
+                    let counts = try await connection.query("""
+                        SELECT coalesce(sum(idx_tup_fetch), 0)::int8 AS fetched, coalesce(sum(seq_tup_read), 0)::int8 AS scanned
+                        FROM pg_stat_xact_user_tables WHERE relname LIKE 'usage\\_events\\_%'
+                        """).single()
+                    return (rows: rows, fetched: try counts.decode("fetched", as: Int64.self), scanned: try counts.decode("scanned", as: Int64.self))
+                }
+                // Both events found, and both the same as sent.
+                #expect(fetched.rows == [2, 2])
+                // Four index entries, not the veteran's 36,500 events (by id alone: 36,500 and more).
+                #expect(fetched.fetched <= 100, "index scans fetched \(fetched.fetched) rows")
+                #expect(fetched.scanned == 0, "sequential scans read \(fetched.scanned) rows")
+            }
+        }
+    }
 }
