@@ -7,14 +7,10 @@ extension PushBatch {
     /// The first write of an id is stored; the same again is unchanged; anything else is
     /// `immutable_record`.
     func applyAppendOnly(_ table: SyncTable, _ changes: [PushChange]) async throws {
-        let registry = table.collection == .usageEvents
-        var candidates = changes.map(\.id)
-        if registry {
-            // Only ids the registry knows can exist: read those back, usually none.
-            candidates = try await connection.query(SyncTableSQL.registeredUsageEvents(tenant: tenant, user: user, ids: candidates))
-                .rows.map { try $0.decode("id", as: UUID.self) }
-        }
-        let existing = candidates.isEmpty ? [:] : try await storedRows(table.collection, keys: candidates)
+        // A usage event is read through the registry (`SyncTableSQL.registeredTime`): an id it
+        // does not know, usually every one, costs one probe of the registry and none of the
+        // monthly partitions.
+        let existing = try await storedRows(table.collection, keys: changes.map(\.id))
         let storedChanges = changes.filter { existing[$0.id.uuidString.lowercased()] != nil }
         let same = try await storedAsSent(table, storedChanges.map { ($0, $0.id) })
         let (firstInBatch, contradicting) = PushPlan.firstOfEachID(changes)
@@ -38,6 +34,7 @@ extension PushBatch {
             versions[change.id] = version
             return SyncRow(id: change.id, version: version, updatedAt: change.updatedAt, updatedBy: device, isDelete: false, values: change.record.map(table.values) ?? [])
         }
+        let registry = table.collection == .usageEvents
         let insert = registry ? SyncTableSQL.appendOnlyRegistered(table, tenant: tenant, user: user, rows: rows)
                               : SyncTableSQL.appendOnly(table, tenant: tenant, user: user, rows: rows)
         let inserted = Set(try await connection.query(insert).rows.map { try $0.decode("id", as: UUID.self) })

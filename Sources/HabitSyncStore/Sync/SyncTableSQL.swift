@@ -127,13 +127,6 @@ enum SyncTableSQL {
         """
     }
 
-    static func registeredUsageEvents(tenant: UUID, user: String, ids: [UUID]) -> PGQuery {
-        """
-        SELECT r.id FROM unnest(\(ids)::uuid[]) AS k(id)
-        CROSS JOIN LATERAL (SELECT id FROM usage_event_ids WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = k.id OFFSET 0) r
-        """
-    }
-
     /// Which incoming rows the table already holds exactly: the same tombstone state and, for
     /// a live row, every data column `IS NOT DISTINCT FROM` the incoming value. Decided by
     /// PostgreSQL on the stored columns, so a row stored under older rules still compares.
