@@ -48,6 +48,46 @@ import TestSupport
         ]
     }
 
+    /// What the veteran's reads returned and cost in their transaction.
+    struct Readings {
+        /// Rows each read returned.
+        let rows: [Int]
+        /// Heap rows the transaction's index scans fetched from the tables read.
+        let fetched: Int64
+        /// Rows it read by sequential scans of them.
+        let scanned: Int64
+    }
+
+    /// One request session, as a pooled server connection: it prepares `reads` for the
+    /// newcomer while the tables are small and keeps those plans; `seedVeteran` then gives the
+    /// veteran a long history and the veteran's reads run on the same session. Counted from
+    /// `pg_stat_xact_user_tables` for the tables whose name is LIKE `tables`.
+    static func readingsAfterAHistoryArrives(_ database: TestDatabase, tenant: UUID, tables: String,
+                                             newcomerReads: () async throws -> [PGQuery],
+                                             seedVeteran: () async throws -> Void,
+                                             veteranReads: () async throws -> [PGQuery]) async throws -> Readings {
+        let request = ServerConfiguration.requestConnection(connectionString: database.connectionString, role: "habitsync_app")
+        return try await PGPool.withPool(.init(connection: request, maximumConnections: 1), logger: TestPostgres.logger) { requests in
+            let prepared = try await newcomerReads()
+            try await requests.withTransaction { connection in
+                try await RequestScope.set(on: connection, tenantID: tenant, userID: "newcomer")
+                for query in prepared { _ = try await connection.query(query) }
+            }
+            try await seedVeteran()
+            let reads = try await veteranReads()
+            return try await requests.withTransaction { connection in
+                try await RequestScope.set(on: connection, tenantID: tenant, userID: "veteran")
+                var rows: [Int] = []
+                for query in reads { rows.append(try await connection.query(query).rows.count) }
+                let counts = try await connection.query("""
+                    SELECT coalesce(sum(idx_tup_fetch), 0)::int8 AS fetched, coalesce(sum(seq_tup_read), 0)::int8 AS scanned
+                    FROM pg_stat_xact_user_tables WHERE relname LIKE \(tables)
+                    """).single()
+                return Readings(rows: rows, fetched: try counts.decode("fetched", as: Int64.self), scanned: try counts.decode("scanned", as: Int64.self))
+            }
+        }
+    }
+
     /// What the planner knows when the request session prepares its statements.
     enum Statistics: String, CaseIterable, Sendable {
         /// Never analysed (a young or restored database).
@@ -66,7 +106,6 @@ import TestSupport
         let newcomer = (user: "newcomer", habits: (0..<Self.habitsPerUser).map { _ in UUID() })
         let veteran = (user: "veteran", habits: (0..<Self.habitsPerUser).map { _ in UUID() })
         let veteranDays = 3650
-        let request = ServerConfiguration.requestConnection(connectionString: database.connectionString, role: "habitsync_app")
         try await database.withPool(size: 1) { owner in
             try await owner.withConnection { connection in
                 // The only analysis is the test's own: autovacuum must not run one in between
@@ -78,36 +117,18 @@ import TestSupport
             if statistics == .ofTheNewcomerOnly {
                 try await owner.withConnection { try await $0.query("ANALYZE daily_progress") }
             }
-            // One request session, as a pooled server connection: it prepares the statements
-            // for the newcomer while the table is small, and keeps those plans.
-            try await PGPool.withPool(.init(connection: request, maximumConnections: 1), logger: TestPostgres.logger) { requests in
-                try await requests.withTransaction { connection in
-                    try await RequestScope.set(on: connection, tenantID: tenant, userID: newcomer.user)
-                    for query in Self.reads(tenant: tenant, user: newcomer.user, habits: newcomer.habits, latestVersion: 80) {
-                        _ = try await connection.query(query)
-                    }
-                }
-                try await Self.seed(owner, tenant: tenant, user: veteran.user, days: veteranDays, habits: veteran.habits)
-                let latest = Int64(Self.habitsPerUser * (veteranDays + 1))
-                let fetched = try await requests.withTransaction { connection in
-                    try await RequestScope.set(on: connection, tenantID: tenant, userID: veteran.user)
-                    var rows: [Int] = []
-                    for query in Self.reads(tenant: tenant, user: veteran.user, habits: veteran.habits, latestVersion: latest) {
-                        rows.append(try await connection.query(query).rows.count)
-                    }
-                    let counts = try await connection.query(
-                        "SELECT coalesce(idx_tup_fetch, 0) AS fetched, coalesce(seq_tup_read, 0) AS scanned FROM pg_stat_xact_user_tables WHERE relname = 'daily_progress'"
-                    ).single()
-                    return (rows: rows, fetched: try counts.decode("fetched", as: Int64.self), scanned: try counts.decode("scanned", as: Int64.self))
-                }
-                // Today's day of one habit; two days of ten habits; the page's last five versions.
-                #expect(fetched.rows == [1, 20, 5])
-                // Those 26 rows, not the veteran's 36,500 (what the reads fetched before migration 0028).
-                #expect(fetched.fetched <= 100, "index scans fetched \(fetched.fetched) rows")
-                // No sequential scan (475,410 rows read with the newcomer's statistics before
-                // request sessions turned them off).
-                #expect(fetched.scanned == 0, "sequential scans read \(fetched.scanned) rows")
-            }
+            let readings = try await Self.readingsAfterAHistoryArrives(
+                database, tenant: tenant, tables: "daily_progress",
+                newcomerReads: { Self.reads(tenant: tenant, user: newcomer.user, habits: newcomer.habits, latestVersion: 80) },
+                seedVeteran: { try await Self.seed(owner, tenant: tenant, user: veteran.user, days: veteranDays, habits: veteran.habits) },
+                veteranReads: { Self.reads(tenant: tenant, user: veteran.user, habits: veteran.habits, latestVersion: Int64(Self.habitsPerUser * (veteranDays + 1))) })
+            // Today's day of one habit; two days of ten habits; the page's last five versions.
+            #expect(readings.rows == [1, 20, 5])
+            // Those 26 rows, not the veteran's 36,500 (what the reads fetched before migration 0028).
+            #expect(readings.fetched <= 100, "index scans fetched \(readings.fetched) rows")
+            // No sequential scan (475,410 rows read with the newcomer's statistics before
+            // request sessions turned them off).
+            #expect(readings.scanned == 0, "sequential scans read \(readings.scanned) rows")
         }
     }
 
@@ -135,7 +156,6 @@ import TestSupport
         guard !TestPostgres.onCitus else { return }
         let database = try await TestPostgres.shared.migratedDatabase()
         let tenant = UUID()
-        let request = ServerConfiguration.requestConnection(connectionString: database.connectionString, role: "habitsync_app")
         try await database.withPool(size: 1) { owner in
             try await owner.withConnection { connection in
                 try await connection.query("INSERT INTO tenants (id, name, daily_completion_xp) VALUES (\(tenant), 'plans', 10)")
@@ -165,30 +185,16 @@ import TestSupport
                         .rows.map { (try $0.decode("id", as: UUID.self), try $0.decode("at", as: String.self)) }
                 }
             }
-            let newcomerEvents = try await registered("newcomer")
-            try await PGPool.withPool(.init(connection: request, maximumConnections: 1), logger: TestPostgres.logger) { requests in
-                try await requests.withTransaction { connection in
-                    try await RequestScope.set(on: connection, tenantID: tenant, userID: "newcomer")
-                    for query in reads("newcomer", newcomerEvents) { _ = try await connection.query(query) }
-                }
-                try await Self.seedUsageEvents(owner, tenant: tenant, user: "veteran", count: 36_500)
-                let veteranEvents = try await registered("veteran")
-                let fetched = try await requests.withTransaction { connection in
-                    try await RequestScope.set(on: connection, tenantID: tenant, userID: "veteran")
-                    var rows: [Int] = []
-                    for query in reads("veteran", veteranEvents) { rows.append(try await connection.query(query).rows.count) }
-                    let counts = try await connection.query("""
-                        SELECT coalesce(sum(idx_tup_fetch), 0)::int8 AS fetched, coalesce(sum(seq_tup_read), 0)::int8 AS scanned
-                        FROM pg_stat_xact_user_tables WHERE relname LIKE 'usage\\_events\\_%'
-                        """).single()
-                    return (rows: rows, fetched: try counts.decode("fetched", as: Int64.self), scanned: try counts.decode("scanned", as: Int64.self))
-                }
-                // Both events found, and both the same as sent.
-                #expect(fetched.rows == [2, 2])
-                // Four index entries, not the veteran's 36,500 events (by id alone: 36,500 and more).
-                #expect(fetched.fetched <= 100, "index scans fetched \(fetched.fetched) rows")
-                #expect(fetched.scanned == 0, "sequential scans read \(fetched.scanned) rows")
-            }
+            let readings = try await Self.readingsAfterAHistoryArrives(
+                database, tenant: tenant, tables: "usage\\_events\\_%",
+                newcomerReads: { reads("newcomer", try await registered("newcomer")) },
+                seedVeteran: { try await Self.seedUsageEvents(owner, tenant: tenant, user: "veteran", count: 36_500) },
+                veteranReads: { reads("veteran", try await registered("veteran")) })
+            // Both events found, and both the same as sent.
+            #expect(readings.rows == [2, 2])
+            // A few index entries, not the veteran's 36,500 events (by id alone: 146,040).
+            #expect(readings.fetched <= 100, "index scans fetched \(readings.fetched) rows")
+            #expect(readings.scanned == 0, "sequential scans read \(readings.scanned) rows")
         }
     }
 }
