@@ -94,7 +94,8 @@ extension CommonOptions {
         let database = try openDatabase(logger: logger)
         defer { database.close() }
         let configuration = PGPool.Configuration(
-            connection: PGConnectionConfiguration(connectionString: database.connectionString, applicationName: applicationName),
+            connection: PGConnectionConfiguration(connectionString: database.connectionString, applicationName: applicationName,
+                                                  notices: DatabaseNoticeLog(logger: logger).sink),
             maximumConnections: 1)
         do {
             return try await PGPool.withPool(configuration, logger: logger, body)

@@ -325,6 +325,8 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var fitted = try resolveSettings()
         let logger = try common.makeLogger()
+        // Every connection's notices go to the log, rate-limited, not raw to stderr.
+        let notices = DatabaseNoticeLog(logger: logger).sink
         Self.fitToDescriptors(&fitted, logger: logger)
         let settings = fitted
         let directory = try common.migrationDirectory()
@@ -333,14 +335,15 @@ struct ServeCommand: AsyncParsableCommand {
         defer { database.close() }
 
         do {
-            try await Self.prepareSchema(mode: settings.migrate, connectionString: database.connectionString, directory: directory, options: migrationOptions, logger: logger)
+            try await Self.prepareSchema(mode: settings.migrate, connectionString: database.connectionString, directory: directory, options: migrationOptions,
+                                         notices: notices, logger: logger)
         } catch {
             throw CLIFailure(message: "\(error)")
         }
 
         let distributed: Bool
         do {
-            distributed = try await Self.isCitus(connectionString: database.connectionString, logger: logger)
+            distributed = try await Self.isCitus(connectionString: database.connectionString, notices: notices, logger: logger)
         } catch {
             throw CLIFailure(message: "\(error)")
         }
@@ -351,13 +354,13 @@ struct ServeCommand: AsyncParsableCommand {
                 connection: ServerConfiguration.requestConnection(
                     connectionString: settings.requestDatabaseURL ?? database.connectionString, role: settings.requestRole,
                     transactionPooling: settings.transactionPooling, namedPreparedStatements: settings.namedPreparedStatements,
-                    distributed: distributed),
+                    distributed: distributed, notices: notices),
                 maximumConnections: settings.poolSize, leaseTimeout: settings.poolLeaseTimeout),
             logger: logger)
         let readiness = Readiness()
         let app = buildApplication(
             configuration: settings.server, pool: pool, readiness: readiness, binaryHeadVersion: directory.headVersion, logger: logger,
-            listenerConnection: PGConnectionConfiguration(connectionString: database.connectionString),
+            listenerConnection: PGConnectionConfiguration(connectionString: database.connectionString, notices: notices),
             onServerRunning: { port in logger.info("serving", metadata: ["host": "\(settings.server.host)", "port": "\(port)"]) })
         let group = ServiceGroup(
             configuration: .init(
@@ -395,18 +398,19 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// Whether the database has the citus extension, asked on a connection of the login role.
-    static func isCitus(connectionString: String, logger: Logger) async throws -> Bool {
+    static func isCitus(connectionString: String, notices: PGNoticeSink = .discard, logger: Logger) async throws -> Bool {
         let configuration = PGPool.Configuration(
-            connection: PGConnectionConfiguration(connectionString: connectionString, applicationName: "habitsync-server serve"),
+            connection: PGConnectionConfiguration(connectionString: connectionString, applicationName: "habitsync-server serve", notices: notices),
             maximumConnections: 1)
         return try await PGPool.withPool(configuration, logger: logger) { try await DistributionStore(pool: $0).isCitus() }
     }
 
     /// Applies or checks migrations on a connection of the login role (the tables' owner).
-    static func prepareSchema(mode: MigrateMode, connectionString: String, directory: MigrationDirectory, options: MigrationRunner.Options, logger: Logger) async throws {
+    static func prepareSchema(mode: MigrateMode, connectionString: String, directory: MigrationDirectory, options: MigrationRunner.Options,
+                              notices: PGNoticeSink = .discard, logger: Logger) async throws {
         guard mode != .off else { return }
         let configuration = PGPool.Configuration(
-            connection: PGConnectionConfiguration(connectionString: connectionString, applicationName: "habitsync-server migrate"),
+            connection: PGConnectionConfiguration(connectionString: connectionString, applicationName: "habitsync-server migrate", notices: notices),
             maximumConnections: 1)
         try await PGPool.withPool(configuration, logger: logger) { pool in
             let runner = MigrationRunner(pool: pool, directory: directory, options: options, logger: logger)

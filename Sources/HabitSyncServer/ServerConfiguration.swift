@@ -25,10 +25,11 @@ public struct ServerConfiguration: Sendable {
     /// How the request pool connects: as `role`, with `requestSessionSettings` (or the
     /// distributed ones). `serve` and the tests' servers both build their pool from this.
     public static func requestConnection(connectionString: String, role: String?, transactionPooling: Bool = false,
-                                         namedPreparedStatements: Bool = true, distributed: Bool = false) -> PGConnectionConfiguration {
+                                         namedPreparedStatements: Bool = true, distributed: Bool = false,
+                                         notices: PGNoticeSink = .discard) -> PGConnectionConfiguration {
         PGConnectionConfiguration(connectionString: connectionString, role: role,
                                   sessionSettings: distributed ? distributedRequestSessionSettings : requestSessionSettings,
-                                  transactionPooling: transactionPooling, namedPreparedStatements: namedPreparedStatements)
+                                  transactionPooling: transactionPooling, namedPreparedStatements: namedPreparedStatements, notices: notices)
     }
 
     public var host: String

@@ -19,21 +19,23 @@ public enum RequestScope {
     /// A user id held a NUL, which no verified token carries and a command cannot.
     public struct UnquotableUser: Error, Sendable {}
 
-    static func setSQL(tenantID: UUID, userID: String?) -> String {
-        "SET LOCAL habitsync.tenant_id = '\(tenantID.uuidString.lowercased())'; "
-            + "SET LOCAL habitsync.user_id = \(PGQuery.quoteLiteral(userID ?? "")); "
-            + "SET LOCAL habitsync.scope = '\(userID == nil ? "tenant" : "user")'"
+    static func setStatements(tenantID: UUID, userID: String?) -> [String] {
+        ["SET LOCAL habitsync.tenant_id = '\(tenantID.uuidString.lowercased())'",
+         "SET LOCAL habitsync.user_id = \(PGQuery.quoteLiteral(userID ?? ""))",
+         "SET LOCAL habitsync.scope = '\(userID == nil ? "tenant" : "user")'"]
     }
 
+    /// Each command a statement of its own (`PGConnection.commands`): Citus sends a propagated
+    /// `SET LOCAL`'s whole text on to the workers.
     public static func set(on connection: PGConnection, tenantID: UUID, userID: String?) async throws {
-        try await connection.simpleQuery(unsafeSQL: settings(tenantID: tenantID, userID: userID))
+        try await connection.commands(settings(tenantID: tenantID, userID: userID))
     }
 
-    /// The same commands as text for `PGPool.withTransaction(localSettings:)`, which sends them
-    /// with `BEGIN`: the hot paths (push, pull) save a round trip per request.
-    public static func settings(tenantID: UUID, userID: String?) throws -> String {
+    /// The same commands for `PGPool.withTransaction(localSettings:)`, which sends them with
+    /// `BEGIN`: the hot paths (push, pull) save a round trip per request.
+    public static func settings(tenantID: UUID, userID: String?) throws -> [String] {
         if let userID, userID.isEmpty { throw EmptyUser() }
         if let userID, userID.unicodeScalars.contains("\0") { throw UnquotableUser() }
-        return setSQL(tenantID: tenantID, userID: userID)
+        return setStatements(tenantID: tenantID, userID: userID)
     }
 }

@@ -26,9 +26,12 @@ public struct PGConnectionConfiguration: Sendable {
     /// follow named statements across server connections: turn this off there, and every
     /// statement goes as an unnamed one.
     public var namedPreparedStatements: Bool
+    /// Where the connections' notices and warnings go (`PGNoticeSink`); never raw to stderr.
+    public var notices: PGNoticeSink
 
     public init(connectionString: String, applicationName: String = "habitsync-server", connectTimeoutSeconds: Int = 5, role: String? = nil,
-                sessionSettings: [String: String] = [:], transactionPooling: Bool = false, namedPreparedStatements: Bool = true) {
+                sessionSettings: [String: String] = [:], transactionPooling: Bool = false, namedPreparedStatements: Bool = true,
+                notices: PGNoticeSink = .discard) {
         self.connectionString = connectionString
         self.applicationName = applicationName
         self.connectTimeoutSeconds = connectTimeoutSeconds
@@ -36,12 +39,18 @@ public struct PGConnectionConfiguration: Sendable {
         self.sessionSettings = sessionSettings
         self.transactionPooling = transactionPooling
         self.namedPreparedStatements = namedPreparedStatements
+        self.notices = notices
     }
 
     /// What every session or transaction of this configuration runs first: UTC, ISO dates and
     /// intervals, warnings only, the settings and the role. `local` makes each a `SET LOCAL`,
     /// which ends with the transaction; a local `.login` role sets `ROLE NONE` instead.
     func setupSQL(local: Bool, role transactionRole: TransactionRole = .configured) -> String {
+        setupStatements(local: local, role: transactionRole).joined(separator: "; ")
+    }
+
+    /// `setupSQL`'s commands, one per element.
+    func setupStatements(local: Bool, role transactionRole: TransactionRole = .configured) -> [String] {
         let set = local ? "SET LOCAL " : "SET "
         var statements = [set + "TimeZone TO 'UTC'", set + "DateStyle TO 'ISO, YMD'", set + "IntervalStyle TO 'iso_8601'", set + "client_min_messages TO warning"]
         for (name, value) in sessionSettings.sorted(by: { $0.key < $1.key }) {
@@ -52,7 +61,7 @@ public struct PGConnectionConfiguration: Sendable {
         } else if let role {
             statements.append(set + "ROLE " + PGQuery.quoteIdentifier(role))
         }
-        return statements.joined(separator: "; ")
+        return statements
     }
 
     /// Checks the connection string's syntax without connecting. The message never repeats

@@ -113,29 +113,29 @@ public final class PGPool: Service, Sendable {
     /// connection that turns out to be dead at `BEGIN` is replaced and the transaction started
     /// again, since nothing has run yet. `role: .login` runs it as the login role instead of
     /// the configured one. `localSettings` (fixed `SET LOCAL` commands, never input) go in the
-    /// same round trip as well.
+    /// same round trip as well, each command a statement of its own (`PGConnection.commands`).
     @discardableResult
     public func withTransaction<Result>(
         isolation: IsolationLevel = .readCommitted,
         readOnly: Bool = false,
         statementTimeout: Duration? = nil,
         role: TransactionRole = .configured,
-        localSettings: String? = nil,
+        localSettings: [String] = [],
         _ body: (PGConnection) async throws -> Result
     ) async throws -> Result {
-        var begin = "BEGIN ISOLATION LEVEL \(isolation.rawValue)" + (readOnly ? " READ ONLY" : "")
+        var begin = ["BEGIN ISOLATION LEVEL \(isolation.rawValue)" + (readOnly ? " READ ONLY" : "")]
         if let statementTimeout {
             let milliseconds = max(1, Int64(statementTimeout / .milliseconds(1)))
-            begin += "; SET LOCAL statement_timeout = \(milliseconds)"
+            begin.append("SET LOCAL statement_timeout = \(milliseconds)")
         }
-        begin += "; " + configuration.connection.setupSQL(local: true, role: role)
-        if let localSettings { begin += "; " + localSettings }
+        begin += configuration.connection.setupStatements(local: true, role: role)
+        begin += localSettings
         var attempt = 0
         while true {
             attempt += 1
             let connection = try await lease()
             do {
-                try await connection.simpleQuery(unsafeSQL: begin)
+                try await connection.commands(begin)
             } catch let error as PGError where error.isConnectionFailure && attempt < 3 {
                 release(connection)
                 continue

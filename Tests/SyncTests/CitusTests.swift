@@ -104,6 +104,40 @@ struct CitusTests {
         }
     }
 
+    /// A request transaction begins with each `SET LOCAL` as a statement of its own
+    /// (`PGConnection.commands`). Citus copies a propagated `SET`'s whole text onto the
+    /// transaction's worker connections, so sent as one string after `BEGIN`, every worker
+    /// answered every request with "there is already a transaction in progress" (20,041
+    /// warnings in one run of this target). Sent that old way in the same test, it comes back.
+    @Test func aRequestTransactionDrawsNoWarningFromTheWorkers() async throws {
+        let world = try await SyncWorld.make()
+        let received = Mutex<[PGNotice]>([])
+        let sink = PGNoticeSink { notice in received.withLock { $0.append(notice) } }
+        let connection = ServerConfiguration.requestConnection(connectionString: world.database.connectionString, role: "habitsync_app",
+                                                               distributed: true, notices: sink)
+        try await PGPool.withPool(.init(connection: connection, maximumConnections: 1), logger: TestPostgres.logger) { pool in
+            // Tenant-wide and one user's: both read every shard, on both workers.
+            for user in [nil, "alice"] as [String?] {
+                let scope = try RequestScope.settings(tenantID: world.tenant, userID: user)
+                try await pool.withTransaction(statementTimeout: .seconds(30), localSettings: scope) { connection in
+                    try await connection.query("SELECT count(*) AS n FROM habits")
+                }
+                try await pool.withTransaction { connection in
+                    try await RequestScope.set(on: connection, tenantID: world.tenant, userID: user)
+                    try await connection.query("SELECT count(*) AS n FROM habits")
+                }
+            }
+            #expect(received.withLock { $0 } == [])
+            let scope = try RequestScope.settings(tenantID: world.tenant, userID: "alice")
+            try await pool.withConnection { connection in
+                try await connection.simpleQuery(unsafeSQL: (["BEGIN"] + scope).joined(separator: "; "))
+                try await connection.query("SELECT count(*) AS n FROM habits")
+                try await connection.simpleQuery(unsafeSQL: "COMMIT")
+            }
+            #expect(received.withLock { $0 }.contains { $0.severity == "WARNING" && $0.message == "there is already a transaction in progress" })
+        }
+    }
+
     /// Every statement one user's push, pull and derived-state recompute send, explained with
     /// the binds they were sent with: none may touch more than one shard.
     @Test func oneUsersPushPullAndRecomputeTouchOneShard() async throws {
