@@ -127,14 +127,18 @@ struct CitusTests {
                     try await connection.query("SELECT count(*) AS n FROM habits")
                 }
             }
-            #expect(received.withLock { $0 } == [])
+            // That warning's SQLSTATE (active_sql_transaction). Other notices may come: a busy
+            // test cluster, with a database per test, warns that it could not start another
+            // Citus maintenance worker.
+            let alreadyInATransaction = "25001"
+            #expect(!received.withLock { $0 }.contains { $0.sqlState == alreadyInATransaction }, "\(received.withLock { $0 })")
             let scope = try RequestScope.settings(tenantID: world.tenant, userID: "alice")
             try await pool.withConnection { connection in
                 try await connection.simpleQuery(unsafeSQL: (["BEGIN"] + scope).joined(separator: "; "))
                 try await connection.query("SELECT count(*) AS n FROM habits")
                 try await connection.simpleQuery(unsafeSQL: "COMMIT")
             }
-            #expect(received.withLock { $0 }.contains { $0.severity == "WARNING" && $0.message == "there is already a transaction in progress" })
+            #expect(received.withLock { $0 }.contains { $0.severity == "WARNING" && $0.sqlState == alreadyInATransaction && $0.message == "there is already a transaction in progress" })
         }
     }
 
