@@ -9,8 +9,8 @@ import Synchronization
 public final class DatabaseNoticeLog: Sendable {
     /// How long the same notice stays quiet after it was logged.
     public static let window: Duration = .seconds(60)
-    /// Distinct notices remembered at once; beyond that the memory starts over (a notice may
-    /// then be logged again sooner, never lost from the count of a live one for long).
+    /// Distinct notices remembered at once. Beyond that the memory starts over: notices may then
+    /// be logged again sooner, and the counts of those left out so far are dropped.
     static let capacity = 256
     /// Longest message or detail logged, in characters.
     static let textLimit = 300
