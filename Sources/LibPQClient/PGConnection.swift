@@ -103,8 +103,8 @@ public final class PGConnection: Sendable {
     public func commands(_ commands: [String]) async throws {
         if commands.isEmpty { return }
         let queries = commands.map { PGQuery(unsafeSQL: $0) }
-        _ = try await onThreadPoolWithHandle { handle, pointer in
-            try Self.runPipeline(queries, named: false, handle: handle, on: pointer).count
+        try await onThreadPoolWithHandle { handle, pointer in
+            _ = try Self.runPipeline(queries, named: false, handle: handle, on: pointer)
         }
     }
 
@@ -402,10 +402,7 @@ public final class PGConnection: Sendable {
     }
 
     private static func serverError(_ result: OpaquePointer, _ connection: OpaquePointer) -> PGError {
-        func field(_ code: Int32) -> String? {
-            guard let value = PQresultErrorField(result, code) else { return nil }
-            return String(cString: value)
-        }
+        let field = { (code: Int32) in resultField(result, code) }
         guard let state = field(CLIBPQ_DIAG_SQLSTATE) else {
             // No SQLSTATE: libpq itself failed (lost connection, protocol error).
             let message = String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines()

@@ -17,13 +17,16 @@ public struct PGNotice: Sendable, Equatable {
     }
 
     init(_ result: OpaquePointer) {
-        func field(_ code: Int32) -> String? {
-            guard let value = PQresultErrorField(result, code) else { return nil }
-            return String(cString: value)
-        }
+        let field = { (code: Int32) in resultField(result, code) }
         self.init(severity: field(CLIBPQ_DIAG_SEVERITY_NONLOCALIZED) ?? "NOTICE", sqlState: field(CLIBPQ_DIAG_SQLSTATE),
                   message: field(CLIBPQ_DIAG_MESSAGE_PRIMARY) ?? "", detail: field(CLIBPQ_DIAG_MESSAGE_DETAIL))
     }
+}
+
+/// One field of an error or notice result (`PQresultErrorField`), nil when absent.
+func resultField(_ result: OpaquePointer, _ code: Int32) -> String? {
+    guard let value = PQresultErrorField(result, code) else { return nil }
+    return String(cString: value)
 }
 
 /// Where a configuration's connections deliver notices. libpq's own default prints them raw
