@@ -36,6 +36,16 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case responding
     }
 
+    /// Where the connection is, from counts rather than flags: with pipelining, a response to
+    /// one request can start or end while the next request is being read, and a flag shared by
+    /// the two took the earlier response for the later request's (a connection was once timed
+    /// as idle while a pipelined response was still being written).
+    private var phase: Phase {
+        if endsRead < headsRead { return .readingBody }
+        if responsesEnded < headsRead { return .responding }
+        return .awaitingHead
+    }
+
     /// How long after cutting a body the connection closes even if no response was written.
     /// Generous: the handler answers once it reads the body, which may be after it waited for
     /// a database connection (authentication) on a busy server.
@@ -45,11 +55,11 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let registry: ConnectionRegistry
     private let metrics: ServerMetrics
     private var id: Int?
-    private var phase = Phase.awaitingHead
-    private var responseOpen = false
-    /// Request heads read whose response has not ended (more than one only when pipelined).
-    private var requestsInFlight = 0
-    private var respondedToThisRequest = false
+    // Requests are answered in order (HTTP/1.1), so counts say which response is whose.
+    private var headsRead = 0
+    private var endsRead = 0
+    private var responsesStarted = 0
+    private var responsesEnded = 0
     private var closeAfterResponse = false
     private var timer: Scheduled<Void>?
     // The body's clock: bytes so far, client time so far, and when the outstanding read began.
@@ -108,24 +118,22 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         // After a cut, the rest of that request is read and discarded until the connection closes.
         guard !closeAfterResponse else { return }
+        let before = phase
         switch unwrapInboundIn(data) {
         case .head:
-            phase = .readingBody
-            requestsInFlight += 1
-            respondedToThisRequest = false
+            headsRead += 1
             bodyBytes = 0
             bodyStarted = .now()
             clientTime = .zero
             if let id, id >= 0 { registry.markBusy(id) }
-            checkBody(context)
         case .body(let bytes):
             bodyBytes += bytes.readableBytes
         case .end:
             accountOutstandingRead(until: .now())
             readRequestedAt = nil
-            if phase == .readingBody { phase = respondedToThisRequest && !responseOpen ? .awaitingHead : .responding }
-            if phase == .awaitingHead { awaitHead(context, within: limits.keepAliveTimeout) } else { cancelTimer() }
+            endsRead += 1
         }
+        enter(context, from: before)
         context.fireChannelRead(data)
     }
 
@@ -159,30 +167,37 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head:
-            responseOpen = true
-            respondedToThisRequest = true
+            responsesStarted += 1
         case .body:
             break
         case .end:
-            responseOpen = false
-            requestsInFlight = max(0, requestsInFlight - 1)
+            let before = phase
+            responsesEnded += 1
             if closeAfterResponse {
                 context.writeAndFlush(data, promise: promise)
                 context.close(promise: nil)
                 return
             }
             // Idle only once every request read has been answered (a pipelined one may wait).
-            if phase == .responding, requestsInFlight == 0 {
-                phase = .awaitingHead
-                awaitHead(context, within: limits.keepAliveTimeout)
-            }
             // Answered before its body was read (413, 503): the body's clock runs on while the
             // server discards the rest.
+            enter(context, from: before)
         }
         context.write(data, promise: promise)
     }
 
     // MARK: Deadlines
+
+    /// Starts the clock of the phase just entered, if it changed.
+    private func enter(_ context: ChannelHandlerContext, from before: Phase) {
+        let now = phase
+        guard now != before, !closeAfterResponse else { return }
+        switch now {
+        case .awaitingHead: awaitHead(context, within: limits.keepAliveTimeout)
+        case .readingBody: checkBody(context)
+        case .responding: cancelTimer()
+        }
+    }
 
     private func awaitHead(_ context: ChannelHandlerContext, within timeout: Duration) {
         let now = NIODeadline.now()
@@ -237,14 +252,15 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func cut(_ context: ChannelHandlerContext, rule: String) {
         metrics.recordConnectionCut(reason: rule)
         cancelTimer()
-        guard !responseOpen, !respondedToThisRequest else {
+        // A response is being written (this request's, answered early, or an earlier one's):
+        // no 408 can follow it in order, so the connection closes now.
+        guard responsesStarted == responsesEnded, responsesStarted < headsRead else {
             context.close(promise: nil)
             return
         }
         // The handler reading the body gets the error and answers 408; the connection closes
         // after that answer, or soon if none comes.
         closeAfterResponse = true
-        phase = .responding
         context.fireErrorCaught(UploadTooSlow(receivedBytes: bodyBytes, rule: rule))
         timer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.closeAfterCut) { context.close(promise: nil) }
     }
