@@ -263,7 +263,11 @@ public final class PGConnection: Sendable {
                 }
             }
         } catch let error as PGError {
-            if error.isConnectionFailure || !statusIsOK() { markBroken() }
+            // A Citus coordinator relays a worker it cannot reach as a server error of class 08
+            // on a connection that is itself fine: that connection is kept.
+            let statusOK = statusIsOK()
+            let relayedFromAnotherNode = error.kind == .server && error.sqlState?.errorClass == "08" && statusOK
+            if (error.isConnectionFailure && !relayedFromAnotherNode) || !statusOK { markBroken() }
             throw error
         }
     }

@@ -62,6 +62,26 @@ import TestSupport
         }
     }
 
+    /// A Citus coordinator reports a worker it cannot reach as `08006` on its own healthy
+    /// connection. Such an error, raised here the same way, keeps the connection: before, every
+    /// request of a stopped worker's users threw away a good connection to the coordinator.
+    @Test func aConnectionErrorReportedByTheServerKeepsAHealthyConnection() async throws {
+        let database = try await TestPostgres.shared.emptyDatabase()
+        try await database.withPool(size: 1) { pool in
+            try await pool.withConnection { connection in
+                let pid = connection.backendPID
+                await #expect {
+                    try await connection.query("DO $$ BEGIN RAISE EXCEPTION 'connection to the remote node failed' USING ERRCODE = '08006'; END $$")
+                } throws: { ($0 as? PGError)?.isConnectionFailure == true }
+                #expect(!connection.isBroken)
+                let one = try await connection.query("SELECT 1 AS one").single().decode("one", as: Int.self)
+                #expect(one == 1)
+                #expect(connection.backendPID == pid)
+            }
+            #expect(pool.statistics.errors == 0)
+        }
+    }
+
     @Test func decodingErrorsNameTheColumnAndTheTypes() async throws {
         let database = try await TestPostgres.shared.emptyDatabase()
         let row = try await database.withPool { pool in
