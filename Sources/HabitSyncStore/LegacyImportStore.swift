@@ -90,11 +90,11 @@ public struct LegacyImportStore: Sendable {
             var written = 0
             let habitRows = rows(plan.habits.map { ($0.id, SyncTable.habits.values(.habit($0.record))) })
             if !habitRows.isEmpty {
-                written += try await connection.query(SyncTableSQL.lastWriterWins(.habits, tenant: tenant, user: user, rows: habitRows)).rows.count
+                written += try await connection.pipeline(SyncTableSQL.lastWriterWins(.habits, tenant: tenant, user: user, rows: habitRows)).reduce(0) { $0 + $1.rows.count }
             }
             let reminderRows = rows(plan.habits.flatMap { habit in habit.reminders.map { ($0.id, SyncTable.reminders.values(.reminder($0.record))) } })
             if !reminderRows.isEmpty {
-                written += try await connection.query(SyncTableSQL.lastWriterWins(.reminders, tenant: tenant, user: user, rows: reminderRows)).rows.count
+                written += try await connection.pipeline(SyncTableSQL.lastWriterWins(.reminders, tenant: tenant, user: user, rows: reminderRows)).reduce(0) { $0 + $1.rows.count }
             }
             // Progress is one record per (habit, day): days a device already recorded stay as they are.
             let existing = Set(try await connection.query(Self.existingProgress(tenant: tenant, user: user, habits: plan.habits.map(\.id)))
@@ -102,7 +102,7 @@ public struct LegacyImportStore: Sendable {
             let newDays = plan.habits.flatMap(\.days).filter { !existing.contains("\($0.habitId.uuidString.lowercased())|\($0.date)") }
             let dayRows = rows(newDays.map { (UUID(), SyncTable.dailyProgress.values(.dailyProgress($0))) })
             if !dayRows.isEmpty {
-                written += try await connection.query(SyncTableSQL.lastWriterWins(.dailyProgress, tenant: tenant, user: user, rows: dayRows)).rows.count
+                written += try await connection.pipeline(SyncTableSQL.lastWriterWins(.dailyProgress, tenant: tenant, user: user, rows: dayRows)).reduce(0) { $0 + $1.rows.count }
             }
             try await connection.query(Self.archive(tenant: tenant, user: user, sourceSHA256: sourceSHA256, positions: plan.habits.map { Int32($0.position) },
                                                     habits: plan.habits.map(\.id), sources: plan.habits.map(\.source.jsonText)))

@@ -142,6 +142,108 @@ struct CitusTests {
         }
     }
 
+    /// The worker nodes one request's transaction talks to, and whether its commit was two-phase,
+    /// as the coordinator itself reports them (`citus.log_remote_commands`: every command it
+    /// issues, with the node it went to). Counted on this session only: nothing else moves it.
+    struct RemoteCommands: Sendable {
+        let nodes: Set<String>
+        let twoPhase: Bool
+        let commands: [String]
+    }
+
+    static func remoteCommands<T: Sendable>(on world: SyncWorld, _ body: (PGPool) async throws -> T) async throws -> (T, RemoteCommands) {
+        let received = Mutex<[PGNotice]>([])
+        let sink = PGNoticeSink { notice in received.withLock { $0.append(notice) } }
+        var connection = ServerConfiguration.requestConnection(connectionString: world.database.connectionString, role: "habitsync_app",
+                                                               distributed: true, notices: sink)
+        connection.sessionSettings["citus.log_remote_commands"] = "on"
+        connection.sessionSettings["client_min_messages"] = "log"
+        let value = try await PGPool.withPool(.init(connection: connection, maximumConnections: 1), logger: TestPostgres.logger) { pool in
+            // The session's own setup is not the request's: start counting after it.
+            try await pool.withConnection { try await $0.query("SELECT 1 AS one") }
+            received.withLock { $0.removeAll() }
+            return try await body(pool)
+        }
+        let issued = received.withLock { $0 }.filter { $0.message.hasPrefix("issuing ") }
+        let node = try Regex(#"on server [^@ ]+@([^ ]+) connectionId"#)
+        let nodes = Set(issued.compactMap { notice in notice.detail.flatMap { try? node.firstMatch(in: $0) }.map { String($0.output[1].substring ?? "") } })
+        return (value, RemoteCommands(nodes: nodes, twoPhase: issued.contains { $0.message.contains("PREPARE TRANSACTION") },
+                                      commands: issued.map { String($0.message.prefix(160)) + " " + ($0.detail ?? "") }))
+    }
+
+    /// The worker holding `user`'s shards (`host:port`).
+    static func worker(of user: String, in world: SyncWorld) async throws -> String {
+        try await world.database.withPool(size: 1) { pool in
+            try await pool.withConnection { connection in
+                try await connection.query("""
+                    SELECT n.nodename || ':' || n.nodeport AS node FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
+                    WHERE p.shardid = get_shard_id_for_distribution_column('users', \(user))
+                    """).single().decode("node", as: String.self)
+            }
+        }
+    }
+
+    /// Issue 30: a user's push, pull (with a derived-state recompute) and export each talk to
+    /// that user's worker only, and commit there in one phase. Before, a push copied
+    /// intermediate results to the other worker and committed on both with `PREPARE
+    /// TRANSACTION`, so one worker down stopped every user's pushes.
+    ///
+    /// Statistics still read every worker (the focus and usage views' `WITH` parts are planned
+    /// across all shards; the rows of other users are kept out by row-level security): printed,
+    /// not asserted, until they are routed too.
+    @Test func eachOfAUsersRequestsTalksToThatUsersWorkerOnly() async throws {
+        let world = try await SyncWorld.make()
+        let identity = VerifiedIdentity.trusted(tenantID: world.tenant, userID: "alice")
+        let home = try await Self.worker(of: "alice", in: world)
+        let timeout = ServerConfiguration.forTests.statementTimeout
+        let habit = UUID()
+        let later = Date().addingTimeInterval(3 * 86_400)  // a later day: the pull recomputes
+        var report: [(String, RemoteCommands)] = []
+        func run(_ name: String, _ body: (PGPool) async throws -> Void) async throws {
+            let (_, commands) = try await Self.remoteCommands(on: world, body)
+            report.append((name, commands))
+        }
+        try await run("first push") { pool in
+            _ = try await IdempotencyTests.push([
+                Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit().merging(["goalCount": 1]) { _, n in n }),
+                Wire.change("userSettings", UUID(), at: Wire.at(0), record: Wire.settings()),
+            ], through: PushStore(pool: pool, statementTimeout: timeout), as: identity)
+        }
+        try await run("push of every collection") { pool in
+            let results = try await IdempotencyTests.push([
+                Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: Wire.progress(habit: habit, date: DerivedStateSyncTests.today.description, count: 1)),
+                Wire.change("reminders", UUID(), at: Wire.at(1), record: Wire.reminder(habit: habit)),
+                Wire.change("usageEvents", UUID(), at: Wire.at(1), record: Wire.usageEvent()),
+                Wire.change("xpTransactions", UUID(), at: Wire.at(1), record: Wire.xp()),
+                Wire.change("achievements", UUID(), at: Wire.at(1), record: Wire.achievement()),
+                Wire.change("focusSessions", UUID(), at: Wire.at(1), record: Wire.focus()),
+                Wire.change("selectedApps", UUID(), at: Wire.at(1), record: Wire.selectedApp()),
+                Wire.change("habits", habit, at: Wire.at(-5), record: Wire.habit()),  // superseded: logged as a conflict
+            ], through: PushStore(pool: pool, statementTimeout: timeout), as: identity)
+            #expect(results.filter { $0["status"] as? String == "applied" }.count == 7, "\(results)")
+        }
+        try await run("pull with a recompute") { pool in
+            _ = try await PullStore(pool: pool, statementTimeout: timeout)
+                .pull(identity: identity, after: nil, limit: 500, collections: SyncCollection.allCases, now: later)
+        }
+        try await run("statistics") { pool in
+            let stats = StatsStore(pool: pool, statementTimeout: timeout)
+            let today = try await stats.today(identity, now: later)
+            _ = try await stats.habitStats(identity, from: today, to: today)
+            _ = try await stats.focusStats(identity)
+            _ = try await stats.usageStats(identity)
+        }
+        try await run("export") { pool in
+            _ = try await AccountStore(pool: pool, statementTimeout: timeout).export(tenant: world.tenant, user: "alice") { _ in }
+        }
+        for (name, commands) in report {
+            print("Citus: \(name): workers \(commands.nodes.sorted()), two-phase commit \(commands.twoPhase), \(commands.commands.count) remote commands")
+            guard name != "statistics" else { continue }
+            #expect(commands.nodes == [home], "\(name): \(commands.commands.joined(separator: "\n"))")
+            #expect(!commands.twoPhase, "\(name): \(commands.commands.joined(separator: "\n"))")
+        }
+    }
+
     /// Every statement one user's push, pull and derived-state recompute send, explained with
     /// the binds they were sent with: none may touch more than one shard.
     @Test func oneUsersPushPullAndRecomputeTouchOneShard() async throws {

@@ -34,10 +34,17 @@ extension PushBatch {
             versions[change.id] = version
             return SyncRow(id: change.id, version: version, updatedAt: change.updatedAt, updatedBy: device, isDelete: false, values: change.record.map(table.values) ?? [])
         }
-        let registry = table.collection == .usageEvents
-        let insert = registry ? SyncTableSQL.appendOnlyRegistered(table, tenant: tenant, user: user, rows: rows)
-                              : SyncTableSQL.appendOnly(table, tenant: tenant, user: user, rows: rows)
-        let inserted = Set(try await connection.query(insert).rows.map { try $0.decode("id", as: UUID.self) })
+        let inserted: Set<UUID>
+        if table.collection == .usageEvents {
+            // Two statements: Citus cannot send an `INSERT` inside a `WITH` to one worker.
+            let register = SyncTableSQL.registerUsageEvents(table, tenant: tenant, user: user, rows: rows)
+            let registered = Set(try await connection.query(register).rows.map { try $0.decode("id", as: UUID.self) })
+            let newRows = rows.filter { registered.contains($0.id) }
+            inserted = newRows.isEmpty ? [] : Set(try await connection.query(SyncTableSQL.appendRegistered(table, tenant: tenant, user: user, rows: newRows))
+                .rows.map { try $0.decode("id", as: UUID.self) })
+        } else {
+            inserted = Set(try await connection.query(SyncTableSQL.appendOnly(table, tenant: tenant, user: user, rows: rows)).rows.map { try $0.decode("id", as: UUID.self) })
+        }
         switch table.collection {
         case .xpTransactions:
             if !inserted.isEmpty { derivedInputsChanged = true }

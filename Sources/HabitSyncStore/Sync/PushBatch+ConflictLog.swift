@@ -21,22 +21,25 @@ extension PushBatch {
         var winningUpdatedBy: [String?] = []
     }
 
-    /// `RETURNING id`, though nobody reads it: on Citus this statement is gathered on the
-    /// coordinator (the identity column's `nextval` keeps it off a single shard), and without
-    /// `RETURNING` Citus writes the rows with `COPY`, which row-level security refuses.
+    /// Entries are numbered per user, after the user's last one (a probe of the primary key;
+    /// the push holds the user's lock), not from the identity sequence: a `nextval` would keep
+    /// Citus from running the statement on the user's worker alone (`SyncTableSQL`).
     static func insertConflicts(tenant: UUID, user: String, device: String, batch: UUID, _ c: ConflictColumns) -> PGQuery {
         """
-        INSERT INTO conflict_log (tenant_id, user_id, collection, record_id, outcome, error_code, error_field, error_message, op,
-                                  incoming_payload, incoming_updated_at, incoming_updated_by, winning_updated_at, winning_updated_by,
-                                  device_id, batch_id, field)
-        SELECT \(tenant), \(user), c.collection, c.record_id, c.outcome, c.error_code, c.error_field, c.error_message, c.op,
+        INSERT INTO conflict_log AS w (tenant_id, user_id, id, collection, record_id, outcome, error_code, error_field, error_message, op,
+                                       incoming_payload, incoming_updated_at, incoming_updated_by, winning_updated_at, winning_updated_by,
+                                       device_id, batch_id, field)
+        OVERRIDING SYSTEM VALUE
+        SELECT owner.tenant_id, owner.user_id, last.id + c.n, c.collection, c.record_id, c.outcome, c.error_code, c.error_field, c.error_message, c.op,
                c.payload::jsonb, c.incoming_updated_at, c.incoming_updated_by, c.winning_updated_at, c.winning_updated_by, \(device), \(batch), c.field
         FROM unnest(\(c.collection)::text[], \(c.recordID)::text[], \(c.outcome)::text[], \(c.errorCode)::text[], \(c.errorField)::text[],
                     \(c.errorMessage)::text[], \(c.op)::text[], \(c.payload)::text[], \(c.incomingUpdatedAt)::timestamptz[],
                     \(c.incomingUpdatedBy)::text[], \(c.winningUpdatedAt)::timestamptz[], \(c.winningUpdatedBy)::text[], \(c.field)::text[])
-             AS c(collection, record_id, outcome, error_code, error_field, error_message, op, payload, incoming_updated_at,
-                  incoming_updated_by, winning_updated_at, winning_updated_by, field)
-        RETURNING id
+             WITH ORDINALITY AS c(collection, record_id, outcome, error_code, error_field, error_message, op, payload, incoming_updated_at,
+                                  incoming_updated_by, winning_updated_at, winning_updated_by, field, n)
+        CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
+        CROSS JOIN (SELECT coalesce(max(id), 0) AS id FROM conflict_log WHERE tenant_id = \(tenant) AND user_id = \(user)) last
+        RETURNING w.id
         """
     }
 

@@ -39,9 +39,8 @@ extension PushBatch {
     /// restored database) the planner believed each user holds one row, put the stored rows on
     /// the outer side of the join and walked a ten-year user's every day for each push (5.9× a
     /// new user's push time). The conflict check probes the primary key once per row whatever
-    /// the statistics say. `RETURNING`, though nobody reads it: without it Citus writes an
-    /// `INSERT … SELECT` with `COPY`, which row-level security refuses (here and in
-    /// `writeAdditions`).
+    /// the statistics say. The user's ids come from `OwnerRow` and `RETURNING` names the
+    /// target's alias, so that Citus runs it whole on the user's worker (`SyncTableSQL`).
     static func writeProgressDays(tenant: UUID, user: String, _ days: ProgressDayWrites) -> PGQuery {
         """
         WITH input AS (
@@ -59,10 +58,10 @@ extension PushBatch {
         INSERT INTO daily_progress AS h (tenant_id, user_id, id, habit_id, date, progress_count, goal_count, timestamps, difficulty, skip_reason,
                                          skip_note, count_set_value, count_set_at, count_set_by, updated_at, updated_by, server_version, synced_at,
                                          deleted_at)
-        SELECT \(tenant), \(user), i.id, i.habit_id, i.date, CASE WHEN NOT i.deleted THEN i.progress_count END, i.goal_count, i.timestamps,
+        SELECT owner.tenant_id, owner.user_id, i.id, i.habit_id, i.date, CASE WHEN NOT i.deleted THEN i.progress_count END, i.goal_count, i.timestamps,
                i.difficulty, i.skip_reason, i.skip_note, i.set_value, i.set_at, i.set_by, i.updated_at, i.updated_by, i.version, i.now,
                CASE WHEN i.deleted THEN i.now END
-        FROM input i
+        FROM input i CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
         ON CONFLICT (tenant_id, user_id, id) DO UPDATE SET
             habit_id = excluded.habit_id, date = excluded.date, goal_count = excluded.goal_count, timestamps = excluded.timestamps,
             difficulty = excluded.difficulty, skip_reason = excluded.skip_reason, skip_note = excluded.skip_note,
@@ -71,28 +70,30 @@ extension PushBatch {
             updated_at = excluded.updated_at, updated_by = excluded.updated_by, server_version = excluded.server_version,
             synced_at = excluded.synced_at,
             deleted_at = CASE WHEN excluded.deleted_at IS NOT NULL THEN coalesce(h.deleted_at, excluded.deleted_at) END
-        RETURNING id
+        RETURNING h.id
         """
     }
 
-    /// Forgets the additions the days' sets now cover and keeps the new ones that count.
+    /// Forgets the additions the days' sets now cover and keeps the new ones that count: two
+    /// statements for one pipeline, the delete first.
     static func writeAdditions(tenant: UUID, user: String, covered: (days: [UUID], setAt: [Date?], setBy: [String?]),
-                               added: (days: [UUID], madeAt: [Date], batch: UUID, index: [Int], delta: [Int]), device: String) -> PGQuery {
-        """
-        WITH covered AS (
+                               added: (days: [UUID], madeAt: [Date], batch: UUID, index: [Int], delta: [Int]), device: String) -> [PGQuery] {
+        let forget: PGQuery = """
             DELETE FROM daily_progress_additions a
             USING unnest(\(covered.days)::uuid[], \(covered.setAt)::timestamptz[], \(covered.setBy)::text[]) AS k(id, set_at, set_by)
             WHERE a.tenant_id = \(tenant) AND a.user_id = \(user) AND a.progress_id = k.id
               AND (a.made_at, a.made_by COLLATE "C") <= (k.set_at, k.set_by COLLATE "C")
-            RETURNING 1
-        )
-        INSERT INTO daily_progress_additions (tenant_id, user_id, progress_id, made_at, made_by, batch_id, change_index, delta)
-        SELECT \(tenant), \(user), k.id, k.made_at, \(device), \(added.batch), k.change_index, k.delta
-        FROM unnest(\(added.days)::uuid[], \(added.madeAt)::timestamptz[], \(added.index)::int4[], \(added.delta)::int4[])
-             AS k(id, made_at, change_index, delta)
-        ON CONFLICT DO NOTHING
-        RETURNING progress_id
-        """
+            """
+        let keep: PGQuery = """
+            INSERT INTO daily_progress_additions AS w (tenant_id, user_id, progress_id, made_at, made_by, batch_id, change_index, delta)
+            SELECT owner.tenant_id, owner.user_id, k.id, k.made_at, \(device), \(added.batch), k.change_index, k.delta
+            FROM unnest(\(added.days)::uuid[], \(added.madeAt)::timestamptz[], \(added.index)::int4[], \(added.delta)::int4[])
+                 AS k(id, made_at, change_index, delta)
+            CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
+            ON CONFLICT DO NOTHING
+            RETURNING w.progress_id
+            """
+        return [forget, keep]
     }
 
     /// One stored day, as `storedProgressDays` returns it.
@@ -223,7 +224,7 @@ extension PushBatch {
             derivedInputsChanged = true
         }
         if !covered.days.isEmpty || !added.days.isEmpty {
-            try await connection.query(Self.writeAdditions(tenant: tenant, user: user, covered: covered, added: added, device: device))
+            _ = try await connection.pipeline(Self.writeAdditions(tenant: tenant, user: user, covered: covered, added: added, device: device))
         }
         let losers = Set(outcomes.filter { $0.2 == .superseded }.map(\.1))
         let current = losers.isEmpty ? [:] : try await storedRows(.dailyProgress, keys: Array(losers))

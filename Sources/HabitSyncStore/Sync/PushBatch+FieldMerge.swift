@@ -62,31 +62,36 @@ extension PushBatch {
 
     /// Writes the settled records: every data column (a tombstone keeps its data), the record's
     /// key, its new version and the keys of its older fields. Unconditional, under the user's lock.
-    /// `RETURNING`: without it Citus writes an `INSERT … SELECT` with `COPY`, which row-level
-    /// security refuses.
-    static func writeFieldMerged(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], fieldTimes: [String?], keyedByUser: Bool) -> PGQuery {
+    /// Two statements for one pipeline, the update of the stored records, then the insert of the
+    /// others (`SyncTableSQL`: Citus sends neither to more than the user's worker).
+    static func writeFieldMerged(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], fieldTimes: [String?], keyedByUser: Bool) -> [PGQuery] {
         let match: PGFragment = keyedByUser ? "" : " AND h.id = i.id"
-        return """
-            WITH input AS (
-                SELECT i.*, f.field_times::jsonb AS field_times FROM (\(SyncTableSQL.input(table, rows))) i
-                JOIN unnest(\(rows.map(\.id))::uuid[], \(fieldTimes)::text[]) AS f(id, field_times) ON f.id = i.id
-            ),
-            updated AS (
-                UPDATE \(table.table) h SET \(SyncTableSQL.dataAssignments(table)),
-                    updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
-                    deleted_at = CASE WHEN i.is_delete THEN coalesce(h.deleted_at, i.now) END, field_times = i.field_times
-                FROM input i
-                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match)
-                RETURNING i.id
-            )
-            INSERT INTO \(table.table) (tenant_id, user_id, id, \(SyncTableSQL.columnList(table)), updated_at, updated_by, server_version, synced_at,
-                                       deleted_at, field_times)
-            SELECT \(tenant), \(user), i.id, \(SyncTableSQL.insertValues(table)), i.updated_at, i.updated_by, i.version, i.now,
-                   CASE WHEN i.is_delete THEN i.now END, i.field_times
-            FROM input i
-            WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.id = i.id)
-            RETURNING id
+        let rowsWithTimes: PGQuery = """
+            SELECT i.*, f.field_times::jsonb AS field_times FROM (\(SyncTableSQL.input(table, rows))) i
+            JOIN unnest(\(rows.map(\.id))::uuid[], \(fieldTimes)::text[]) AS f(id, field_times) ON f.id = i.id
             """
+        // On Citus the `WITH` of the update goes to the user's worker as a result of its own:
+        // the casts in it may not be inside the `CASE` of a distributed `UPDATE`.
+        let update: PGQuery = """
+            WITH input AS (\(rowsWithTimes))
+            UPDATE \(table.table) h SET \(SyncTableSQL.dataAssignments(table)),
+                updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
+                deleted_at = CASE WHEN i.is_delete THEN coalesce(h.deleted_at, i.now) END, field_times = i.field_times
+            FROM input i
+            WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match)
+            RETURNING i.id
+            """
+        let insert: PGQuery = """
+            WITH input AS (\(rowsWithTimes))
+            INSERT INTO \(table.table) AS w (tenant_id, user_id, id, \(SyncTableSQL.columnList(table)), updated_at, updated_by, server_version, synced_at,
+                                            deleted_at, field_times)
+            SELECT owner.tenant_id, owner.user_id, i.id, \(SyncTableSQL.insertValues(table)), i.updated_at, i.updated_by, i.version, i.now,
+                   CASE WHEN i.is_delete THEN i.now END, i.field_times
+            FROM input i CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
+            WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)\(match) OFFSET 0)
+            RETURNING w.id
+            """
+        return [update, insert]
     }
 
     /// Settles `changes` of `table` field by field and writes the records that changed.
@@ -157,7 +162,7 @@ extension PushBatch {
             fieldTimes.append(Self.fieldTimesJSON(record))
         }
         if !rows.isEmpty {
-            try await connection.query(Self.writeFieldMerged(table, tenant: tenant, user: user, rows: rows, fieldTimes: fieldTimes, keyedByUser: targetKind == .user))
+            _ = try await connection.pipeline(Self.writeFieldMerged(table, tenant: tenant, user: user, rows: rows, fieldTimes: fieldTimes, keyedByUser: targetKind == .user))
             try await afterFieldMergedWrites(collection, rows)
         }
 

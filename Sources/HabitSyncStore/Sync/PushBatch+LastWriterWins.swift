@@ -3,11 +3,11 @@ import HabitSyncDomain
 import LibPQClient
 
 /// Whole-record last writer wins (focus sessions; habits, reminders, selected apps and settings
-/// merge by field, `PushBatch+FieldMerge.swift`): one set-based write, the LWW key decided in
-/// PostgreSQL, and the results told apart.
+/// merge by field, `PushBatch+FieldMerge.swift`): one set-based write (an update and an insert
+/// in one pipeline), the LWW key decided in PostgreSQL, and the results told apart.
 extension PushBatch {
     /// Writes the winner of each target among `changes` (the greatest LWW key; within a batch
-    /// the later change on a tie) with one statement, then reads the targets back to tell
+    /// the later change on a tie) with one round trip, then reads the targets back to tell
     /// applied, unchanged and superseded apart.
     func applyLastWriterWins(
         _ table: SyncTable, _ changes: [PushChange],
@@ -28,7 +28,7 @@ extension PushBatch {
                 isDelete: change.op == .delete, values: record.map(table.values) ?? [])
         }
         let write = SyncTableSQL.lastWriterWins(table, tenant: tenant, user: user, rows: rows, extraCondition: extraCondition)
-        let written = Set(try await connection.query(write).rows.map { try $0.decode("id", as: UUID.self) })
+        let written = Set(try await connection.pipeline(write).flatMap(\.rows).map { try $0.decode("id", as: UUID.self) })
 
         // A change that won and was written is applied with the version it was given; only
         // the others need the stored row (superseded ones return it as `current`), so a

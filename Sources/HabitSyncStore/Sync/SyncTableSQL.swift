@@ -7,6 +7,14 @@ import LibPQClient
 /// statement takes (and the user row lock the push holds). Generated from the collection's
 /// `SyncTable`, so each collection's SQL has the same shape; every value is a bind.
 ///
+/// On Citus each statement runs whole on the user's worker (router execution), so a push
+/// commits there alone, in one phase. That asks two things of the SQL: an `INSERT … SELECT`
+/// takes `tenant_id` and `user_id` from the user's row (`OwnerRow`) and names its target with
+/// an alias for `RETURNING`, and no `INSERT` sits in a `WITH` (Citus plans one on the
+/// coordinator, copies its input to every worker and commits on all of them with
+/// `PREPARE TRANSACTION`). A write that both updates and inserts is two statements, sent in
+/// one pipeline.
+///
 /// Every lookup of stored rows by the batch's keys is one index probe per key, whatever the
 /// user's history: a correlated subquery with `OFFSET 0` (which PostgreSQL neither flattens
 /// into a join nor turns into an anti-join). As a join, the planner may hash the user's every
@@ -70,30 +78,30 @@ enum SyncTableSQL {
 
     /// Last writer wins: rows whose stored key `(updated_at, updated_by)` is older than the
     /// incoming one are overwritten (a delete keeps the data and sets the tombstone); ids the
-    /// table has never seen are inserted. Returns the ids written.
-    static func lastWriterWins(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], extraCondition: PGFragment? = nil) -> PGQuery {
+    /// table has never seen are inserted. Two statements, the update first, to be sent in one
+    /// pipeline; each returns the ids it wrote.
+    static func lastWriterWins(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], extraCondition: PGFragment? = nil) -> [PGQuery] {
         let t = table.table
         let extra: PGFragment = extraCondition.map { " AND " + $0 } ?? ""
-        return """
-            WITH input AS (\(input(table, rows))),
-            updated AS (
-                UPDATE \(t) h SET \(dataAssignments(table)),
-                    updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
-                    deleted_at = CASE WHEN i.is_delete THEN i.now END
-                FROM input i
-                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id
-                  AND (h.updated_at, h.updated_by COLLATE "C") < (i.updated_at, i.updated_by COLLATE "C")\(extra)
-                RETURNING h.id
-            ),
-            inserted AS (
-                INSERT INTO \(t) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at, deleted_at)
-                SELECT \(tenant), \(user), i.id, \(insertValues(table)), i.updated_at, i.updated_by, i.version, i.now, CASE WHEN i.is_delete THEN i.now END
-                FROM input i
-                WHERE NOT EXISTS (SELECT 1 FROM \(t) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id OFFSET 0)
-                RETURNING id
-            )
-            SELECT id FROM updated UNION ALL SELECT id FROM inserted
+        let update: PGQuery = """
+            WITH input AS (\(input(table, rows)))
+            UPDATE \(t) h SET \(dataAssignments(table)),
+                updated_at = i.updated_at, updated_by = i.updated_by, server_version = i.version, synced_at = i.now,
+                deleted_at = CASE WHEN i.is_delete THEN i.now END
+            FROM input i
+            WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id
+              AND (h.updated_at, h.updated_by COLLATE "C") < (i.updated_at, i.updated_by COLLATE "C")\(extra)
+            RETURNING h.id
             """
+        let insert: PGQuery = """
+            WITH input AS (\(input(table, rows)))
+            INSERT INTO \(t) AS w (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at, deleted_at)
+            SELECT owner.tenant_id, owner.user_id, i.id, \(insertValues(table)), i.updated_at, i.updated_by, i.version, i.now, CASE WHEN i.is_delete THEN i.now END
+            FROM input i CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
+            WHERE NOT EXISTS (SELECT 1 FROM \(t) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id OFFSET 0)
+            RETURNING w.id
+            """
+        return [update, insert]
     }
 
     /// Append-only: ids not stored yet are inserted; stored ones are left alone (the caller
@@ -101,29 +109,37 @@ enum SyncTableSQL {
     static func appendOnly(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
         """
         WITH input AS (\(input(table, rows)))
-        INSERT INTO \(table.table) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
-        SELECT \(tenant), \(user), i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, now()
-        FROM input i
+        INSERT INTO \(table.table) AS w (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
+        SELECT owner.tenant_id, owner.user_id, i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, i.now
+        FROM input i CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
         WHERE NOT EXISTS (SELECT 1 FROM \(table.table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = i.id OFFSET 0)
-        RETURNING id
+        RETURNING w.id
         """
     }
 
-    /// Append-only for usage events: ids are registered in `usage_event_ids` first (one
-    /// unpartitioned index), and only ids registered now are inserted. Returns those ids.
-    static func appendOnlyRegistered(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
+    /// Append-only for usage events, first step: the ids not registered yet in
+    /// `usage_event_ids` (one unpartitioned index) are registered. Returns those ids: only they
+    /// are inserted (`appendRegistered`), since the events of an archived month are in the
+    /// registry only.
+    static func registerUsageEvents(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
         """
-        WITH input AS (\(input(table, rows))),
-        registered AS (
-            INSERT INTO usage_event_ids (tenant_id, user_id, id, occurred_at, is_exit)
-            SELECT \(tenant), \(user), i.id, i.occurred_at, i.event_type = 'exit_to_focus' FROM input i
-            ON CONFLICT (tenant_id, user_id, id) DO NOTHING
-            RETURNING id
-        )
-        INSERT INTO \(table.table) (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
-        SELECT \(tenant), \(user), i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, now()
-        FROM input i JOIN registered r ON r.id = i.id
-        RETURNING id
+        WITH input AS (\(input(table, rows)))
+        INSERT INTO usage_event_ids AS w (tenant_id, user_id, id, occurred_at, is_exit)
+        SELECT owner.tenant_id, owner.user_id, i.id, i.occurred_at, i.event_type = 'exit_to_focus'
+        FROM input i CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
+        ON CONFLICT (tenant_id, user_id, id) DO NOTHING
+        RETURNING w.id
+        """
+    }
+
+    /// Second step: inserts the rows `registerUsageEvents` registered. Returns their ids.
+    static func appendRegistered(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
+        """
+        WITH input AS (\(input(table, rows)))
+        INSERT INTO \(table.table) AS w (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
+        SELECT owner.tenant_id, owner.user_id, i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, i.now
+        FROM input i CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
+        RETURNING w.id
         """
     }
 
