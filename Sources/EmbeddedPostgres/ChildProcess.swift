@@ -7,13 +7,13 @@ import Glibc
 /// Runs a program to completion with `posix_spawn` and `waitpid`, its output captured in a
 /// temporary file. Foundation's `Process` waits for its output pipes to close, which never
 /// happens when the program leaves a daemon behind (as `pg_ctl start` does).
-enum ChildProcess {
-    struct Outcome {
-        let status: Int32
-        let output: String
+public enum ChildProcess {
+    public struct Outcome: Sendable {
+        public let status: Int32
+        public let output: String
     }
 
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String], directory: URL) throws -> Outcome {
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String], directory: URL) throws -> Outcome {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("habitsync-\(UUID().uuidString).out").path
         let outputDescriptor = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard outputDescriptor >= 0 else { throw EmbeddedPostgresError("could not create \(outputPath)") }

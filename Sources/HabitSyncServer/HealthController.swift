@@ -1,10 +1,13 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HabitSyncStore
 import LibPQClient
 
 /// `/livez` (and `/healthz`): the process answers. `/readyz`: not shutting down, the database
-/// answers, and its schema is at or ahead of this binary's head. `/metrics`: Prometheus text.
+/// answers, and its schema is at or ahead of this binary's head; on Citus, which workers the
+/// coordinator reaches (ready while any is: its users can be served). `/metrics`: Prometheus
+/// text.
 struct HealthController: Sendable {
     let pool: PGPool
     let readiness: Readiness
@@ -19,6 +22,7 @@ struct HealthController: Sendable {
         router.get("readyz") { _, _ in try await ready() }
         router.get("metrics") { _, _ in
             let version = try? await schemaVersion()
+            if let workers = try? await DistributionStore(pool: pool).workerReachability() { metrics.recordWorkers(workers) }
             let body = metrics.render(pool: pool, schemaVersion: version, binaryHeadVersion: binaryHeadVersion)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(bytes: body)))
@@ -38,7 +42,18 @@ struct HealthController: Sendable {
         guard version >= binaryHeadVersion else {
             return Self.json(.serviceUnavailable, ["status": "schema_behind", "schemaVersion": version, "binaryHeadVersion": binaryHeadVersion])
         }
-        return Self.json(.ok, ["status": "ready", "schemaVersion": version, "binaryHeadVersion": binaryHeadVersion])
+        var body: [String: any Sendable] = ["status": "ready", "schemaVersion": version, "binaryHeadVersion": binaryHeadVersion]
+        // A failed probe says nothing about the workers: the schema query just answered.
+        if let workers = (try? await DistributionStore(pool: pool).workerReachability()) ?? nil, !workers.isEmpty {
+            body["workers"] = Dictionary(workers.map { ($0.node, $0.reachable ? "reachable" : "unreachable") }) { first, _ in first }
+            let unreachable = workers.filter { !$0.reachable }.count
+            if unreachable == workers.count {
+                body["status"] = "workers_unreachable"
+                return Self.json(.serviceUnavailable, body)
+            }
+            if unreachable > 0 { body["status"] = "degraded" }
+        }
+        return Self.json(.ok, body)
     }
 
     private func schemaVersion() async throws -> Int {

@@ -94,6 +94,17 @@ public final class ServerMetrics: Sendable {
     }
 
     /// Renders the Prometheus text format, refreshing the gauges read at scrape time.
+    /// On Citus, each worker's reachability from the coordinator (`/metrics` probes it): the
+    /// users whose shards are on a worker at 0 cannot be served until it is back.
+    public func recordWorkers(_ workers: [DistributionStore.WorkerReachability]) {
+        let descriptor = Self.descriptor("habitsync_citus_worker_reachable", "1 while the Citus coordinator can connect to this worker; 0: the users whose shards it holds get 503.")
+        for worker in workers {
+            registry.makeGauge(descriptor: descriptor, labels: [("node", worker.node)]).set(Int64(worker.reachable ? 1 : 0))
+        }
+        registry.makeGauge(descriptor: Self.descriptor("habitsync_citus_workers_unreachable", "Citus workers the coordinator cannot connect to."))
+            .set(Int64(workers.filter { !$0.reachable }.count))
+    }
+
     public func render(pool: PGPool, schemaVersion: Int?, binaryHeadVersion: Int) -> [UInt8] {
         let statistics = pool.statistics
         registry.makeGauge(descriptor: Self.descriptor("habitsync_db_pool_connections_in_use", "Database connections lent out.")).set(Int64(statistics.inUse))

@@ -38,3 +38,34 @@ public struct DistributionStore: Sendable {
         }
     }
 }
+
+extension DistributionStore {
+    /// One Citus worker, and whether the coordinator reached it just now.
+    public struct WorkerReachability: Sendable, Equatable {
+        /// `host:port`, as `pg_dist_node` names it.
+        public let node: String
+        public let reachable: Bool
+    }
+
+    static let workers: PGQuery = """
+        SELECT nodename || ':' || nodeport AS node, citus_check_connection_to_node(nodename, nodeport) AS reachable
+        FROM pg_dist_node WHERE isactive AND noderole = 'primary' AND groupid <> 0 ORDER BY nodename, nodeport
+        """
+
+    /// Whether the database is a Citus coordinator (the request role can ask this too).
+    static let hasWorkerCatalog: PGQuery = "SELECT to_regclass('pg_catalog.pg_dist_node') IS NOT NULL AS citus"
+
+    /// Each worker and whether the coordinator can open a connection to it, each within
+    /// `connectTimeout` (a worker that is down refuses at once; an unreachable host waits out
+    /// the timeout). Nil when the database is not a Citus coordinator. Runs as any role.
+    public func workerReachability(connectTimeout: Duration = .seconds(2)) async throws -> [WorkerReachability]? {
+        let milliseconds = max(1, Int64(connectTimeout / .milliseconds(1)))
+        return try await pool.withTransaction(readOnly: true, statementTimeout: connectTimeout * 4) { connection in
+            guard try await connection.query(Self.hasWorkerCatalog).single().decode("citus", as: Bool.self) else { return nil }
+            try await connection.query("SELECT set_config('citus.node_connection_timeout', \(String(milliseconds)), true)")
+            return try await connection.query(Self.workers).rows.map {
+                WorkerReachability(node: try $0.decode("node"), reachable: try $0.decode("reachable"))
+            }
+        }
+    }
+}

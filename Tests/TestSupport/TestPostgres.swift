@@ -201,7 +201,7 @@ public actor TestPostgres {
         }
     }
 
-    static func hostAndPort(_ node: String) -> (String, Int) {
+    public static func hostAndPort(_ node: String) -> (String, Int) {
         let parts = node.split(separator: ":")
         return (String(parts.first ?? "127.0.0.1"), parts.count > 1 ? Int(parts[1]) ?? 5432 : 5432)
     }
