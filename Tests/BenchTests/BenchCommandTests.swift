@@ -22,12 +22,15 @@ import TestSupport
         let table = directory.appendingPathComponent("table.txt")
         #expect(FileManager.default.createFile(atPath: table.path, contents: nil))
         process.standardOutput = try FileHandle(forWritingTo: table)
-        process.standardError = FileHandle.nullDevice
+        // Kept for the failure message: what the bench said last (its BenchError, the server's log).
+        let log = directory.appendingPathComponent("stderr.txt")
+        #expect(FileManager.default.createFile(atPath: log.path, contents: nil))
+        process.standardError = try FileHandle(forWritingTo: log)
         // From a folder without migrations/: the server child must be told where they are.
         process.currentDirectoryURL = directory
         try process.run()
         let termination = await process.exited()
-        #expect(termination.status == 0)
+        #expect(termination.status == 0, "\((try? String(contentsOf: log, encoding: .utf8))?.split(separator: "\n").suffix(15).joined(separator: "\n") ?? "")")
 
         let printed = try String(contentsOf: table, encoding: .utf8)
         #expect(printed.contains("| measurement | end to end | raw ceiling | ratio | target |"))
