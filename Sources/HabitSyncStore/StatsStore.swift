@@ -5,7 +5,10 @@ import LibPQClient
 
 /// The authenticated user's statistics, read from the analytics views (so the API and the
 /// views give the same numbers by construction). Every query names the user explicitly as
-/// well as running under the user's RLS context: either alone keeps other users out.
+/// well as running under the user's RLS context: either alone keeps other users out. The user
+/// is named with values, never by a correlation, and where a view computes in `WITH` parts,
+/// through a function that filters inside them (`analytics.user_focus_stats`): on Citus the
+/// query then runs on the user's worker alone.
 public struct StatsStore: Sendable {
     public let pool: PGPool
     public let statementTimeout: Duration
@@ -46,7 +49,7 @@ public struct StatsStore: Sendable {
         SELECT json_build_object('totalTrees', total_trees, 'totalFocusTime', total_focus_time, 'totalSessions', total_sessions,
                    'todaysTrees', todays_trees, 'todaysFocusTime', todays_focus_time, 'currentStreak', current_streak,
                    'longestStreak', longest_streak, 'abandonedCount', abandoned_count, 'completionRate', completion_rate)::text AS stats
-        FROM analytics.focus_stats WHERE tenant_id = \(identity.tenantID) AND user_id = \(identity.userID)
+        FROM analytics.user_focus_stats(\(identity.tenantID), \(identity.userID)) WHERE tenant_id = \(identity.tenantID) AND user_id = \(identity.userID)
         """
     }
 
@@ -56,7 +59,7 @@ public struct StatsStore: Sendable {
                    'averagePauseTime', s.average_pause_time, 'intentionalityScore', coalesce(s.intentionality_score, 0),
                    'trend', (SELECT coalesce(json_agg(json_build_object('date', t.date, 'consciousExits', t.conscious_exits,
                                  'events', t.events, 'pauseSeconds', t.pause_seconds) ORDER BY t.date), '[]') FROM analytics.usage_daily_trend t
-                                 WHERE t.tenant_id = s.tenant_id AND t.user_id = s.user_id))::text AS stats
+                                 WHERE t.tenant_id = \(identity.tenantID) AND t.user_id = \(identity.userID)))::text AS stats
         FROM analytics.usage_stats s WHERE s.tenant_id = \(identity.tenantID) AND s.user_id = \(identity.userID)
         """
     }

@@ -105,6 +105,10 @@ struct CitusOutageTests {
                     #expect(reply.status == 200, "\(user) on the running worker: \(reply.status) \(reply.text.prefix(300))")
                     if reply.status == 200 { acknowledged.append((attempt, device)) }
                     #expect(try await Self.holds(attempt, device))
+                    for path in ["/v1/stats/focus", "/v1/stats/usage", "/v1/stats/habits", "/v1/account/export"] {
+                        let reply = try await device.client.get(path)
+                        #expect(reply.status == 200, "\(user) on the running worker, \(path): \(reply.status) \(reply.text.prefix(300))")
+                    }
                 }
                 let heard = try await RealtimeTests.nextEvent(&events)
                 #expect(heard?.name == "change", "\(String(describing: heard))")
@@ -117,6 +121,8 @@ struct CitusOutageTests {
                     #expect(push.status == 503 && push.header("Retry-After") != nil, "\(user) on the stopped worker: \(push.status) \(push.text.prefix(300))")
                     let pull = try await device.client.pull(cursor: nil, limit: nil)
                     #expect(pull.status == 503 && pull.header("Retry-After") != nil, "\(user)'s pull: \(pull.status) \(pull.text.prefix(300))")
+                    let stats = try await device.client.get("/v1/stats/focus")
+                    #expect(stats.status == 503 && stats.header("Retry-After") != nil, "\(user)'s statistics: \(stats.status) \(stats.text.prefix(300))")
                     waiting.append((attempt, device))
                 }
                 try await Self.node("start-node", down)
@@ -135,7 +141,7 @@ struct CitusOutageTests {
             let ready = try await server.get("/readyz")
             let readyStatus = try ready.json()["status"] as? String
             #expect(ready.status == 200 && readyStatus == "ready", "\(ready.text)")
-            print("Citus outage: worker \(down) stopped; \(served.count) users on \(up) pushed, pulled and streamed; \(stopped.count) on \(down) got 503 with Retry-After, then \(acknowledged.count - served.count) acknowledged after it returned; \(acknowledged.count) of \(acknowledged.count) acknowledged pushes found")
+            print("Citus outage: worker \(down) stopped; \(served.count) users on \(up) pushed, pulled, streamed, read their statistics and exported; \(stopped.count) on \(down) got 503 with Retry-After, then \(acknowledged.count - served.count) acknowledged after it returned; \(acknowledged.count) of \(acknowledged.count) acknowledged pushes found")
         }
     }
 
