@@ -58,7 +58,7 @@ extension DistributionStore {
     /// Each worker and whether the coordinator can open a connection to it, each within
     /// `connectTimeout` (a worker that is down refuses at once; an unreachable host waits out
     /// the timeout). Nil when the database is not a Citus coordinator. Runs as any role.
-    public func workerReachability(connectTimeout: Duration = .seconds(2)) async throws -> [WorkerReachability]? {
+    public func workerReachability(connectTimeout: Duration = .seconds(5)) async throws -> [WorkerReachability]? {
         let milliseconds = max(1, Int64(connectTimeout / .milliseconds(1)))
         return try await pool.withTransaction(readOnly: true, statementTimeout: connectTimeout * 4) { connection in
             guard try await connection.query(Self.hasWorkerCatalog).single().decode("citus", as: Bool.self) else { return nil }
