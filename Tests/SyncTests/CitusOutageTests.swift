@@ -12,13 +12,12 @@ import TestSupport
 /// `HABITSYNC_TEST_CITUS_CLUSTER_DIR`).
 @Suite(.serialized, .enabled(if: CitusCluster.directory != nil, "stops Citus nodes: scripts/test-citus runs it alone"))
 struct CitusOutageTests {
-    static var clusterDirectory: String? { CitusCluster.directory }
 
     /// `scripts/citus-cluster stop-node` / `start-node` (an immediate stop: a crash, not a
     /// drain). Not Foundation's `Process`, which never saw `pg_ctl start` end (it leaves the
     /// server behind, holding the output) and spun a core waiting.
     static func node(_ action: String, _ node: String) async throws {
-        let arguments = [action, String(TestPostgres.hostAndPort(node).1), clusterDirectory ?? ""]
+        let arguments = [action, String(TestPostgres.hostAndPort(node).1), CitusCluster.directory ?? ""]
         let outcome = try await onOwnThread {
             try ChildProcess.run("scripts/citus-cluster", arguments, environment: ProcessInfo.processInfo.environment,
                                  directory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))

@@ -171,6 +171,29 @@ struct CitusTests {
                                       commands: issued.map { String($0.message.prefix(160)) + " " + ($0.detail ?? "") }))
     }
 
+    /// A user's first push: a habit (goal 1) and the settings.
+    static func firstBatch(habit: UUID) -> [JSON] {
+        [
+            Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit().merging(["goalCount": 1]) { _, n in n }),
+            Wire.change("userSettings", UUID(), at: Wire.at(0), record: Wire.settings()),
+        ]
+    }
+
+    /// A change of every other collection, and an older write of the habit (superseded: read
+    /// back and logged as a conflict). Seven of the eight apply.
+    static func everyCollectionBatch(habit: UUID) -> [JSON] {
+        [
+            Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: Wire.progress(habit: habit, date: DerivedStateSyncTests.today.description, count: 1)),
+            Wire.change("reminders", UUID(), at: Wire.at(1), record: Wire.reminder(habit: habit)),
+            Wire.change("usageEvents", UUID(), at: Wire.at(1), record: Wire.usageEvent()),
+            Wire.change("xpTransactions", UUID(), at: Wire.at(1), record: Wire.xp()),
+            Wire.change("achievements", UUID(), at: Wire.at(1), record: Wire.achievement()),
+            Wire.change("focusSessions", UUID(), at: Wire.at(1), record: Wire.focus()),
+            Wire.change("selectedApps", UUID(), at: Wire.at(1), record: Wire.selectedApp()),
+            Wire.change("habits", habit, at: Wire.at(-5), record: Wire.habit()),
+        ]
+    }
+
     /// The worker holding `user`'s shards (`host:port`).
     static func worker(of user: String, in world: SyncWorld) async throws -> String {
         try await world.database.withPool(size: 1) { pool in
@@ -201,22 +224,10 @@ struct CitusTests {
             report.append((name, commands))
         }
         try await run("first push") { pool in
-            _ = try await IdempotencyTests.push([
-                Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit().merging(["goalCount": 1]) { _, n in n }),
-                Wire.change("userSettings", UUID(), at: Wire.at(0), record: Wire.settings()),
-            ], through: PushStore(pool: pool, statementTimeout: timeout), as: identity)
+            _ = try await IdempotencyTests.push(Self.firstBatch(habit: habit), through: PushStore(pool: pool, statementTimeout: timeout), as: identity)
         }
         try await run("push of every collection") { pool in
-            let results = try await IdempotencyTests.push([
-                Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: Wire.progress(habit: habit, date: DerivedStateSyncTests.today.description, count: 1)),
-                Wire.change("reminders", UUID(), at: Wire.at(1), record: Wire.reminder(habit: habit)),
-                Wire.change("usageEvents", UUID(), at: Wire.at(1), record: Wire.usageEvent()),
-                Wire.change("xpTransactions", UUID(), at: Wire.at(1), record: Wire.xp()),
-                Wire.change("achievements", UUID(), at: Wire.at(1), record: Wire.achievement()),
-                Wire.change("focusSessions", UUID(), at: Wire.at(1), record: Wire.focus()),
-                Wire.change("selectedApps", UUID(), at: Wire.at(1), record: Wire.selectedApp()),
-                Wire.change("habits", habit, at: Wire.at(-5), record: Wire.habit()),  // superseded: logged as a conflict
-            ], through: PushStore(pool: pool, statementTimeout: timeout), as: identity)
+            let results = try await IdempotencyTests.push(Self.everyCollectionBatch(habit: habit), through: PushStore(pool: pool, statementTimeout: timeout), as: identity)
             #expect(results.filter { $0["status"] as? String == "applied" }.count == 7, "\(results)")
         }
         try await run("pull with a recompute") { pool in
@@ -249,23 +260,9 @@ struct CitusTests {
             let push = PushStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout)
             let pull = PullStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout)
             let habit = UUID()
-            let first: [JSON] = [
-                Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit().merging(["goalCount": 1]) { _, n in n }),
-                Wire.change("userSettings", UUID(), at: Wire.at(0), record: Wire.settings()),
-            ]
-            _ = try await IdempotencyTests.push(first, through: push, as: identity)
+            _ = try await IdempotencyTests.push(Self.firstBatch(habit: habit), through: push, as: identity)
             pool.roundTrips.startRecording()
-            let session = UUID()
-            let changes: [JSON] = [
-                Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: Wire.progress(habit: habit, date: DerivedStateSyncTests.today.description, count: 1)),
-                Wire.change("reminders", UUID(), at: Wire.at(1), record: Wire.reminder(habit: habit)),
-                Wire.change("usageEvents", UUID(), at: Wire.at(1), record: Wire.usageEvent()),
-                Wire.change("xpTransactions", UUID(), at: Wire.at(1), record: Wire.xp()),
-                Wire.change("achievements", UUID(), at: Wire.at(1), record: Wire.achievement()),
-                Wire.change("focusSessions", session, at: Wire.at(1), record: Wire.focus()),
-                Wire.change("selectedApps", UUID(), at: Wire.at(1), record: Wire.selectedApp()),
-                Wire.change("habits", habit, at: Wire.at(-5), record: Wire.habit()),  // superseded: read back and logged
-            ]
+            let changes = Self.everyCollectionBatch(habit: habit)
             let results = try await IdempotencyTests.push(changes, through: push, as: identity)
             #expect(results.filter { $0["status"] as? String == "applied" }.count == changes.count - 1, "\(results)")
             _ = try await pull.pull(identity: identity, after: nil, limit: 500, collections: SyncCollection.allCases,
