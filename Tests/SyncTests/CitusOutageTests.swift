@@ -72,13 +72,14 @@ struct CitusOutageTests {
     @Test func aStoppedWorkerStopsOnlyItsOwnUsers() async throws {
         let world = try await SyncWorld.make()
         let (up, down) = (TestPostgres.citusNodes[1], TestPostgres.citusNodes[2])
-        let served = try await Self.users(on: up, count: 2, in: world)
+        let onUp = try await Self.users(on: up, count: 3, in: world)
+        let (served, erased) = (Array(onUp.prefix(2)), onUp.last ?? "")
         let stopped = try await Self.users(on: down, count: 2, in: world)
-        #expect(served.count == 2 && stopped.count == 2)
+        #expect(onUp.count == 3 && stopped.count == 2)
         try await world.serve { server in
             try await RealtimeTests.waitUntilListening(server)
             var devices: [String: SyncClient] = [:]
-            for user in served + stopped {
+            for user in served + stopped + [erased] {
                 let device = try await world.client(server, user: user)
                 devices[user] = device
                 #expect(try await device.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status(0) == "applied")
@@ -109,6 +110,13 @@ struct CitusOutageTests {
                         #expect(reply.status == 200, "\(user) on the running worker, \(path): \(reply.status) \(reply.text.prefix(300))")
                     }
                 }
+                // An erasure writes its marker on every node (a reference table): with a
+                // worker down it is refused whole, and the account is untouched.
+                let eraser = try #require(devices[erased])
+                let refused = try await eraser.client.send("DELETE", "/v1/account")
+                #expect(refused.status == 503 && refused.header("Retry-After") != nil, "erasure of \(erased) on the running worker: \(refused.status) \(refused.text.prefix(300))")
+                #expect(try await eraser.pullAll().changes.count >= 1, "\(erased)'s account after the refused erasure")
+
                 let heard = try await RealtimeTests.nextEvent(&events)
                 #expect(heard?.name == "change", "\(String(describing: heard))")
 
@@ -134,13 +142,17 @@ struct CitusOutageTests {
                 throw error
             }
             #expect(acknowledged.count == served.count + stopped.count)
+            let eraser = try #require(devices[erased])
+            let erasure = try await eraser.client.send("DELETE", "/v1/account")
+            #expect(erasure.status == 200, "erasure after the worker returned: \(erasure.status) \(erasure.text.prefix(300))")
+            #expect(try await eraser.client.pull(cursor: nil, limit: nil).status == 410)
             for (attempt, device) in acknowledged {
                 #expect(try await Self.holds(attempt, device), "\(attempt.user)'s acknowledged push is missing")
             }
             let ready = try await server.get("/readyz")
             let readyStatus = try ready.json()["status"] as? String
             #expect(ready.status == 200 && readyStatus == "ready", "\(ready.text)")
-            print("Citus outage: worker \(down) stopped; \(served.count) users on \(up) pushed, pulled, streamed, read their statistics and exported; \(stopped.count) on \(down) got 503 with Retry-After, then \(acknowledged.count - served.count) acknowledged after it returned; \(acknowledged.count) of \(acknowledged.count) acknowledged pushes found")
+            print("Citus outage: worker \(down) stopped; \(served.count) users on \(up) pushed, pulled, streamed, read their statistics and exported; \(stopped.count) on \(down) got 503 with Retry-After, then \(acknowledged.count - served.count) acknowledged after it returned; an erasure was refused whole (503) while it was down and done after; \(acknowledged.count) of \(acknowledged.count) acknowledged pushes found")
         }
     }
 

@@ -148,7 +148,12 @@ struct CitusTests {
     struct RemoteCommands: Sendable {
         let nodes: Set<String>
         let twoPhase: Bool
+        /// Each command with its notice's detail, which names the node.
         let commands: [String]
+
+        static func node(of command: String) -> String? {
+            (try? Regex(#"on server [^@ ]+@([^ ]+) connectionId"#).firstMatch(in: command)).map { String($0.output[1].substring ?? "") }
+        }
     }
 
     static func remoteCommands<T: Sendable>(on world: SyncWorld, _ body: (PGPool) async throws -> T) async throws -> (T, RemoteCommands) {
@@ -165,10 +170,9 @@ struct CitusTests {
             return try await body(pool)
         }
         let issued = received.withLock { $0 }.filter { $0.message.hasPrefix("issuing ") }
-        let node = try Regex(#"on server [^@ ]+@([^ ]+) connectionId"#)
-        let nodes = Set(issued.compactMap { notice in notice.detail.flatMap { try? node.firstMatch(in: $0) }.map { String($0.output[1].substring ?? "") } })
-        return (value, RemoteCommands(nodes: nodes, twoPhase: issued.contains { $0.message.contains("PREPARE TRANSACTION") },
-                                      commands: issued.map { String($0.message.prefix(160)) + " " + ($0.detail ?? "") }))
+            .map { String($0.message.prefix(160)) + " " + ($0.detail ?? "") }
+        return (value, RemoteCommands(nodes: Set(issued.compactMap(RemoteCommands.node(of:))),
+                                      twoPhase: issued.contains { $0.contains("PREPARE TRANSACTION") }, commands: issued))
     }
 
     /// A user's first push: a habit (goal 1) and the settings.
@@ -244,6 +248,18 @@ struct CitusTests {
         try await run("export") { pool in
             _ = try await AccountStore(pool: pool, statementTimeout: timeout).export(tenant: world.tenant, user: "alice") { _ in }
         }
+        // An erasure is two transactions: the marker goes into `erased_users`, a reference
+        // table, so it is written on every node (deploy/README.md says why); the deletion that
+        // follows, the part that grows with the account, must be the user's worker's alone.
+        let (_, erasure) = try await Self.remoteCommands(on: world) { pool in
+            try await AccountStore(pool: pool, statementTimeout: timeout).eraseUser(tenant: world.tenant, user: "alice")
+        }
+        let markerEnds = erasure.commands.lastIndex { $0.contains("COMMIT PREPARED") }
+        #expect(markerEnds != nil, "the marker's two-phase commit: \(erasure.commands.joined(separator: "\n"))")
+        let deletion = Array(erasure.commands[((markerEnds ?? -1) + 1)...])
+        #expect(deletion.contains { $0.contains("DELETE") }, "\(erasure.commands.joined(separator: "\n"))")
+        report.append(("erasure after its marker", RemoteCommands(nodes: Set(deletion.compactMap(RemoteCommands.node(of:))),
+                                                                   twoPhase: deletion.contains { $0.contains("PREPARE TRANSACTION") }, commands: deletion)))
         for (name, commands) in report {
             print("Citus: \(name): workers \(commands.nodes.sorted()), two-phase commit \(commands.twoPhase), \(commands.commands.count) remote commands")
             #expect(commands.nodes == [home], "\(name): \(commands.commands.joined(separator: "\n"))")
