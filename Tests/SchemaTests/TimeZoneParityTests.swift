@@ -9,6 +9,17 @@ import TestSupport
 /// rules (Foundation) and to the analytics views (PostgreSQL): their UTC offsets agree at
 /// instants across the years, winter and summer, not only today when the catalog was read.
 @Suite struct TimeZoneParityTests {
+    /// The zone a device reports for itself (`Etc/UTC` on a Debian machine, which Foundation's
+    /// list of known names leaves out) passes the SDK's own check and the server's: an app that
+    /// saves `TimeZone.current.identifier`, as docs/client.md says, is never refused.
+    @Test func theDevicesOwnZoneIsAcceptedOnTheDeviceAndByTheServer() async throws {
+        let own = TimeZone.current.identifier
+        #expect(TimeZoneNames.foundation.contains(own), "\(own)")
+        let database = try await TestPostgres.shared.migratedDatabase()
+        let names = try await database.withPool(size: 1, role: "habitsync_app") { try await TimeZoneCatalog().names($0) }
+        #expect(names.contains(own), "the server does not know \(own)")
+    }
+
     @Test func everyAcceptedZoneHasTheSameOffsetInSwiftAndPostgreSQL() async throws {
         let database = try await TestPostgres.shared.migratedDatabase()
         try await database.withPool(size: 1, role: "habitsync_app") { pool in

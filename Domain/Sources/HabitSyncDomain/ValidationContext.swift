@@ -44,6 +44,9 @@ public struct TimeZoneNames: Sendable, Equatable {
     /// which PostgreSQL does not know.
     public func contains(_ name: String) -> Bool { TextRules.isTimeZoneName(name) && names.contains(name) }
 
-    /// Foundation's own list (no database at hand).
-    public static var foundation: TimeZoneNames { TimeZoneNames(TimeZone.knownTimeZoneIdentifiers + ["UTC"]) }
+    /// Foundation's own list (no database at hand), and the device's own zone: on Linux
+    /// `TimeZone.current` is read from /etc/localtime (`Etc/UTC` on Debian), a name the list
+    /// leaves out and the server knows. A device never refuses its own zone; the server,
+    /// which checks against PostgreSQL's names, has the last word.
+    public static var foundation: TimeZoneNames { TimeZoneNames(TimeZone.knownTimeZoneIdentifiers + ["UTC", TimeZone.current.identifier]) }
 }
