@@ -9,8 +9,16 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "habitsync-server",
-    platforms: [.macOS(.v15)],
+    // iOS and watchOS for the device SDK; the server's macOS 15 (`Synchronization`) applies to
+    // a macOS app too, since one package has one list.
+    platforms: [.macOS(.v15), .iOS(.v17), .watchOS(.v10)],
     products: [
+        // What an app adds (docs/client.md): the device SDK and the domain rules it shares
+        // with the server. SwiftPM fetches and builds only what these targets use (GRDB),
+        // none of the server's dependencies.
+        .library(name: "HabitSyncClient", targets: ["HabitSyncClient"]),
+        .library(name: "HabitSyncDomain", targets: ["HabitSyncDomain"]),
+        .executable(name: "habitsync-device", targets: ["habitsync-device"]),
         .executable(name: "habitsync-server", targets: ["habitsync-server"]),
         .executable(name: "habitsync-bench", targets: ["habitsync-bench"]),
         .executable(name: "habitsync-faults", targets: ["habitsync-faults"]),
@@ -34,15 +42,30 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         // Tests only: reads the OpenAPI document to check responses against it.
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
-        // The domain rules (pure Swift, no I/O), a package of their own so the device SDK
-        // shares them without the server's dependencies.
-        .package(path: "Domain"),
-        // Tests only: the device SDK, run against the real server.
-        .package(path: "Client"),
-        // For tests that alter a device's SQLite file behind the SDK's back (the SDK's own copy).
+        // The device SDK's local store; also for tests that alter a device's SQLite file
+        // behind the SDK's back.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
+        // The domain rules shared by the server and the device SDK: collections, record
+        // validation, the push plan, wire times and dates, LWW keys, derived-state rules, the
+        // legacy grammars. Pure Swift on Foundation, no other dependency.
+        .target(name: "HabitSyncDomain", path: "Domain/Sources/HabitSyncDomain", swiftSettings: strictSettings),
+        // The device SDK: a local SQLite store with sync status on every record, the outbox,
+        // the sync engine. The domain rules and GRDB only: nothing of the server's.
+        .target(
+            name: "HabitSyncClient",
+            dependencies: ["HabitSyncDomain", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Client/Sources/HabitSyncClient",
+            swiftSettings: strictSettings
+        ),
+        // A terminal device on the SDK: two terminals can be two phones (README).
+        .executableTarget(
+            name: "habitsync-device",
+            dependencies: ["HabitSyncClient", "HabitSyncDomain"],
+            path: "Client/Sources/habitsync-device",
+            swiftSettings: strictSettings
+        ),
         // libpq's C API, and nothing else.
         .systemLibrary(
             name: "CLibPQ",
@@ -108,7 +131,7 @@ let package = Package(
             dependencies: [
                 "LibPQClient",
                 "HabitSyncAuth",
-                .product(name: "HabitSyncDomain", package: "Domain"),
+                "HabitSyncDomain",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
@@ -121,7 +144,7 @@ let package = Package(
                 "Migrations",
                 "HabitSyncAuth",
                 "GuardedFetch",
-                .product(name: "HabitSyncDomain", package: "Domain"),
+                "HabitSyncDomain",
                 "HabitSyncStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -145,6 +168,7 @@ let package = Package(
                 "EmbeddedPostgres",
                 "HabitSyncServer",
                 "GuardedFetch",
+                "HabitSyncDomain",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -168,7 +192,7 @@ let package = Package(
         // `habitsync-faults` and, in a short form, by the test suite.
         .target(
             name: "FaultSuite",
-            dependencies: ["ServerHarness", "LibPQClient", "HabitSyncStore", .product(name: "HabitSyncDomain", package: "Domain")],
+            dependencies: ["ServerHarness", "LibPQClient", "HabitSyncStore", "HabitSyncDomain"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -188,7 +212,7 @@ let package = Package(
         // `habitsync-fuzz` and, in a short form, by the test suite.
         .target(
             name: "FuzzSuite",
-            dependencies: ["ServerHarness", "LibPQClient", "HabitSyncStore", .product(name: "HabitSyncDomain", package: "Domain"), "SeededRandom"],
+            dependencies: ["ServerHarness", "LibPQClient", "HabitSyncStore", "HabitSyncDomain", "SeededRandom"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -204,7 +228,7 @@ let package = Package(
         .executableTarget(
             name: "habitsync-bench",
             dependencies: [
-                "ServerHarness", "LibPQClient", "HabitSyncStore", .product(name: "HabitSyncDomain", package: "Domain"),
+                "ServerHarness", "LibPQClient", "HabitSyncStore", "HabitSyncDomain",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/HabitSyncBench",
@@ -232,6 +256,18 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "HabitSyncClientTests",
+            dependencies: ["HabitSyncClient", "HabitSyncDomain"],
+            path: "Client/Tests/HabitSyncClientTests",
+            swiftSettings: strictSettings
+        ),
+        // The SDK added to an app as docs/client.md says, built and synced against the server.
+        .testTarget(
+            name: "AdoptionTests",
+            dependencies: ["TestSupport", "ServerHarness"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "LibPQClientTests",
             dependencies: ["LibPQClient", "TestSupport"],
             swiftSettings: strictSettings
@@ -243,12 +279,12 @@ let package = Package(
         ),
         .testTarget(
             name: "SchemaTests",
-            dependencies: ["LibPQClient", "TestSupport", .product(name: "HabitSyncDomain", package: "Domain"), "HabitSyncStore", "HabitSyncAuth", "SeededRandom"],
+            dependencies: ["LibPQClient", "TestSupport", "HabitSyncDomain", "HabitSyncStore", "HabitSyncAuth", "SeededRandom"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "DomainTests",
-            dependencies: [.product(name: "HabitSyncDomain", package: "Domain"), "SeededRandom"],
+            dependencies: ["HabitSyncDomain", "SeededRandom"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -264,8 +300,8 @@ let package = Package(
         .testTarget(
             name: "SyncTests",
             dependencies: [
-                "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", .product(name: "HabitSyncDomain", package: "Domain"), "LibPQClient", "ServerHarness", "TestSupport", "SeededRandom",
-                .product(name: "HabitSyncClient", package: "Client"),
+                "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "ServerHarness", "TestSupport", "SeededRandom",
+                "HabitSyncClient",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Yams", package: "Yams"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HabitSyncDomain
 
 /// `habitsync-server`: one binary for ops (serve), admins (migrate) and development.
 public struct HabitSyncCommand: AsyncParsableCommand {
@@ -10,6 +11,7 @@ public struct HabitSyncCommand: AsyncParsableCommand {
             Without DATABASE_URL every command uses an embedded PostgreSQL cluster under ./.habitsync/postgres,
             started for the command and stopped when it ends.
             """,
+        version: Release.version,
         subcommands: [ServeCommand.self, MigrateCommand.self, TenantCommand.self, TokenCommand.self, UserCommand.self, EpochCommand.self, ImportLegacyCommand.self, MaintenanceCommand.self, DistributeCommand.self]
     )
 

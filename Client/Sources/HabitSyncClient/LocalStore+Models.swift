@@ -27,8 +27,8 @@ extension LocalStore {
     }
 
     /// Every live record of the model's collection now and after each change, for a view.
-    public func observeAll<Model: SyncModel>(_ type: Model.Type) -> AsyncThrowingMapSequence<AsyncValueObservation<[LocalRecord]>, [Stored<Model>]> {
-        observe(Model.collection).map { records in try records.compactMap { try Stored<Model>($0) } }
+    public func observeAll<Model: SyncModel>(_ type: Model.Type) -> AsyncThrowingStream<[Stored<Model>], any Error> {
+        observation { try Self.fetchAll($0, Model.collection, includingDeleted: false).compactMap { try Stored<Model>($0) } }
     }
 
     /// A record the server computes (`GlobalStreak`, `UserProgress`, `UsageStreak`), as last

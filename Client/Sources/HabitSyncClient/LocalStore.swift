@@ -181,8 +181,26 @@ public final class LocalStore: Sendable {
     }
 
     /// The records of `collection` now and after every change, for a view to follow.
-    public func observe(_ collection: SyncCollection, includingDeleted: Bool = false) -> AsyncValueObservation<[LocalRecord]> {
-        ValueObservation.tracking { try Self.fetchAll($0, collection, includingDeleted: includingDeleted) }.values(in: database)
+    public func observe(_ collection: SyncCollection, includingDeleted: Bool = false) -> AsyncThrowingStream<[LocalRecord], any Error> {
+        observation { try Self.fetchAll($0, collection, includingDeleted: includingDeleted) }
+    }
+
+    /// GRDB's observation of `fetch` in a standard library type: an app that follows the store
+    /// needs no `import GRDB` (with `MemberImportVisibility`, iterating GRDB's own sequence
+    /// does). A view wants the newest state, so only that is kept while it is busy.
+    func observation<Value: Sendable>(_ fetch: @escaping @Sendable (Database) throws -> Value) -> AsyncThrowingStream<Value, any Error> {
+        let values = ValueObservation.tracking(fetch).values(in: database)
+        return AsyncThrowingStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let follower = Task {
+                do {
+                    for try await value in values { continuation.yield(value) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in follower.cancel() }
+        }
     }
 
     /// How many records have an edit waiting for the server.

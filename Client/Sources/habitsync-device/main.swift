@@ -1,18 +1,28 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import HabitSyncClient
 import HabitSyncDomain
 
 // habitsync-device: a device in a terminal, on the SDK. Two terminals with two store files are
 // two phones of one user.
-//
-//   habitsync-device [--store FILE] [--device NAME] [--server URL] [--token TOKEN] COMMAND …
-//     add-habit NAME            a daily habit starting today; prints its id
-//     complete HABIT_ID         one more completion of the habit today
-//     list                      habits and today's progress, with their sync status
-//     sync                      push the outbox, pull to the end; prints conflicts and rejections
-//     failed                    records the server rejected, with code and field
-//
-// --server and --token default to $HABITSYNC_SERVER (http://127.0.0.1:8080) and $HABITSYNC_TOKEN.
+
+let usageText = """
+    usage: habitsync-device [--store FILE] [--device NAME] [--server URL] [--token TOKEN] COMMAND …
+
+      add-habit NAME            a daily habit starting today; prints its id
+      complete HABIT_ID         one more completion of the habit today
+      rename HABIT_ID NAME      a new name for the habit
+      set-goal HABIT_ID GOAL    a new daily goal for the habit
+      list                      habits and today's progress, with their sync status
+      sync                      push the outbox, pull to the end; prints conflicts and rejections
+      failed                    records the server rejected, with code and field
+
+    --device names this device (default terminal) and its store file (NAME.sqlite in the current
+    folder, unless --store). --server and --token default to $HABITSYNC_SERVER
+    (http://127.0.0.1:8080) and $HABITSYNC_TOKEN. --help prints this, --version the release.
+    """
 
 struct Usage: Error, CustomStringConvertible {
     let description: String
@@ -21,7 +31,19 @@ struct Usage: Error, CustomStringConvertible {
 func run() async throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
     var options: [String: String] = [:]
-    while let first = arguments.first, first.hasPrefix("--") {
+    while let first = arguments.first, first.hasPrefix("-") {
+        switch first {
+        case "--help", "-h":
+            print(usageText)
+            return
+        case "--version":
+            print(Release.version)
+            return
+        case "--store", "--device", "--server", "--token":
+            break
+        default:
+            throw Usage(description: "unknown option \(first) (--help lists them)")
+        }
         guard arguments.count >= 2 else { throw Usage(description: "\(first) needs a value") }
         options[String(first.dropFirst(2))] = arguments[1]
         arguments.removeFirst(2)
@@ -91,6 +113,19 @@ do {
     exit(2)
 } catch let rejection as ChangeRejection {
     FileHandle.standardError.write(Data("habitsync-device: rejected: \(rejection.code.rawValue) \(rejection.field ?? "") \(rejection.message)\n".utf8))
+    exit(1)
+} catch let failure as URLError {
+    // Not URLSession's `Error Domain=NSURLErrorDomain Code=-1004 …`: what happened, and where.
+    let server = failure.failingURL.flatMap { URL(string: "/", relativeTo: $0)?.absoluteString } ?? "the server"
+    let what: String
+    switch failure.code {
+    case .cannotConnectToHost: what = "nothing answers at \(server) (is the server running? scripts/run starts it)"
+    case .cannotFindHost: what = "no such host: \(server)"
+    case .timedOut: what = "\(server) did not answer in time"
+    case .networkConnectionLost: what = "the connection to \(server) dropped; sync again"
+    default: what = "could not reach \(server): \(failure.localizedDescription)"
+    }
+    FileHandle.standardError.write(Data("habitsync-device: \(what)\n".utf8))
     exit(1)
 } catch {
     FileHandle.standardError.write(Data("habitsync-device: \(error)\n".utf8))
