@@ -57,7 +57,7 @@ import TestSupport
             let trickling = Task.detached {
                 try await onOwnThread {
                     var open = tricklers
-                    for _ in 0..<120 where !open.isEmpty {
+                    for _ in 0..<600 where !open.isEmpty {
                         open = open.filter { !$0.isClosedByServer && $0.send("0123456789") }
                         Thread.sleep(forTimeInterval: 1)
                     }
