@@ -103,12 +103,58 @@ public final class EmbeddedPostgres: Sendable {
 
     /// The port of the cluster's running postmaster, if one runs (from `postmaster.pid`).
     public func runningPort() -> Int? {
-        let pidFile = dataDirectory.appendingPathComponent("postmaster.pid")
+        Self.runningPort(ofCluster: configuration.directory)
+    }
+
+    public static func runningPort(ofCluster directory: URL) -> Int? {
+        let pidFile = directory.appendingPathComponent("data/postmaster.pid")
         guard let text = try? String(contentsOf: pidFile, encoding: .utf8) else { return nil }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         guard lines.count > 3, let pid = Int32(lines[0]), let port = Int(lines[3]) else { return nil }
         guard kill(pid, 0) == 0 || errno == EPERM else { return nil }
         return port
+    }
+
+    // MARK: - Finding and removing clusters
+
+    /// The folder the system keeps relocated clusters in (`reachableDirectory`).
+    public static let systemRoot = URL(fileURLWithPath: "/var/lib/habitsync/clusters")
+
+    /// Whether `directory` holds a cluster made by this type: its `data/PG_VERSION` and its
+    /// superuser password file.
+    public static func isCluster(_ directory: URL) -> Bool {
+        let fileManager = FileManager.default
+        return fileManager.fileExists(atPath: directory.appendingPathComponent("data/PG_VERSION").path)
+            && fileManager.fileExists(atPath: directory.appendingPathComponent("superuser.password").path)
+    }
+
+    /// Notes, in the cluster's folder, which data directory it serves: a relocated cluster's
+    /// folder name is only a hash of that path.
+    public static func recordRequestedDirectory(_ requested: URL, of directory: URL) throws {
+        try (requested.path + "\n").write(to: directory.appendingPathComponent("requested-directory"), atomically: true, encoding: .utf8)
+    }
+
+    public static func requestedDirectory(of directory: URL) -> String? {
+        (try? String(contentsOf: directory.appendingPathComponent("requested-directory"), encoding: .utf8))
+            .map { $0.trimmingCharacters(in: .newlines) }
+    }
+
+    /// The clusters in the system folder.
+    public static func relocatedClusters(under root: URL = systemRoot) -> [URL] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        return names.sorted().map { root.appendingPathComponent($0) }.filter(isCluster)
+    }
+
+    /// Deletes a stopped cluster's folder. Refuses a folder that is not a cluster (so a
+    /// mistyped path deletes nothing) and a cluster that runs.
+    public static func remove(_ directory: URL) throws {
+        guard isCluster(directory) else {
+            throw EmbeddedPostgresError("\(directory.path) is not an embedded habitsync database (no data/PG_VERSION and superuser.password); nothing was removed")
+        }
+        if let port = runningPort(ofCluster: directory) {
+            throw EmbeddedPostgresError("the embedded database at \(directory.path) is running (port \(port)); stop the server that uses it first; nothing was removed")
+        }
+        try FileManager.default.removeItem(at: directory)
     }
 
     // MARK: - Setup
@@ -170,7 +216,7 @@ public final class EmbeddedPostgres: Sendable {
     /// `requested`'s path: `systemRoot/<hash>`, the same for every command run on that checkout,
     /// so a second command still finds the running cluster. Otherwise `requested` itself.
     public static func reachableDirectory(for requested: URL, osUserWhenRoot: String = "postgres",
-                                          systemRoot: URL = URL(fileURLWithPath: "/var/lib/habitsync/clusters")) -> URL {
+                                          systemRoot: URL = EmbeddedPostgres.systemRoot) -> URL {
         guard geteuid() == 0, let account = getpwnam(osUserWhenRoot),
             firstClosedFolder(above: requested, uid: account.pointee.pw_uid, gid: account.pointee.pw_gid) != nil
         else { return requested }

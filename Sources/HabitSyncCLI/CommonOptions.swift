@@ -15,7 +15,7 @@ struct CommonOptions: ParsableArguments {
     var databaseURL: String?
 
     @Option(name: .customLong("data-dir"), help: ArgumentHelp(
-        "Folder of the embedded database, used when no database URL is set. Env: HABITSYNC_DATA_DIR. Default: ./.habitsync",
+        "Folder of the embedded database, used when no database URL is set. Env: HABITSYNC_DATA_DIR. Default: .habitsync in the checkout the binary was built in, else ./.habitsync",
         valueName: "path"))
     var dataDirectory: String?
 
@@ -62,8 +62,21 @@ struct CommonOptions: ParsableArguments {
         return MigrationRunner.Options(lockTimeout: lockTimeout)
     }
 
-    /// Connects to `DATABASE_URL`, or starts (or attaches to) the embedded cluster.
-    func openDatabase(logger: Logger) throws -> DatabaseLocation {
+    /// The embedded database's folder these options name (`--data-dir`, the environment, or
+    /// the default), and where the cluster really lives (a system folder when the `postgres`
+    /// user cannot reach it).
+    func embeddedDirectories() -> (requested: URL, cluster: URL) {
+        let named = self.dataDirectory ?? ConfigurationValue.environment["HABITSYNC_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        let requested = EmbeddedDataDirectory.resolve(named: named, executable: EmbeddedDataDirectory.executable,
+                                                      currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+            .appendingPathComponent("postgres")
+        return (requested, EmbeddedPostgres.reachableDirectory(for: requested))
+    }
+
+    /// Connects to `DATABASE_URL`, or starts (or attaches to) the embedded cluster. Only
+    /// `serve` creates a cluster (`creating`): an admin command that finds none refuses and
+    /// names the folder it looked in, instead of filling a new, empty database.
+    func openDatabase(logger: Logger, creating: Bool = false) throws -> DatabaseLocation {
         let url = databaseURL ?? ConfigurationValue.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         if let url {
             do {
@@ -73,15 +86,17 @@ struct CommonOptions: ParsableArguments {
             }
             return DatabaseLocation(connectionString: url, embedded: nil)
         }
-        let dataDirectory = self.dataDirectory ?? ConfigurationValue.environment["HABITSYNC_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? ".habitsync"
-        let requested = URL(fileURLWithPath: dataDirectory, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
-            .standardizedFileURL.appendingPathComponent("postgres")
-        let root = EmbeddedPostgres.reachableDirectory(for: requested)
+        let (requested, root) = embeddedDirectories()
         if root != requested {
             logger.notice("the postgres user cannot reach the data directory; the embedded database lives in a system folder instead",
                           metadata: ["requested": "\(requested.path)", "directory": "\(root.path)"])
         }
+        guard creating || EmbeddedPostgres.isCluster(root) else {
+            throw CLIFailure(message: "no embedded database at \(requested.path)\(root == requested ? "" : " (kept in \(root.path))"), and this command creates none: "
+                + "run it where `habitsync-server serve` ran, or name the database with --data-dir, HABITSYNC_DATA_DIR or DATABASE_URL (`habitsync-server embedded list` shows the embedded ones)")
+        }
         let embedded = try EmbeddedPostgres(configuration: .init(directory: root), logger: logger)
+        if creating { try? EmbeddedPostgres.recordRequestedDirectory(requested, of: root) }
         let running = try embedded.start()
         return DatabaseLocation(connectionString: running.connectionString, embedded: running.startedHere ? embedded : nil)
     }

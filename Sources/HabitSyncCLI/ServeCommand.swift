@@ -331,7 +331,7 @@ struct ServeCommand: AsyncParsableCommand {
         let settings = fitted
         let directory = try common.migrationDirectory()
         let migrationOptions = try common.migrationOptions()
-        let database = try common.openDatabase(logger: logger)
+        let database = try common.openDatabase(logger: logger, creating: true)
         defer { database.close() }
 
         do {

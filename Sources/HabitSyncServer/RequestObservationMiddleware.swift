@@ -18,6 +18,8 @@ struct RequestObservationMiddleware: RouterMiddleware {
         var context = context
         let requestID = Self.acceptableRequestID(request.headers[.requestID]) ?? UUID().uuidString.lowercased()
         context.logger[metadataKey: "request_id"] = .string(requestID)
+        // Hummingbird's own id of the request would be a second id on every line.
+        context.logger[metadataKey: "hb.request.id"] = nil
 
         var response: Response
         do {

@@ -12,9 +12,12 @@ import TestSupport
     @Test func servesOnTheEmbeddedDatabaseAndExitsZeroOnSIGTERM() async throws {
         let workDirectory = try makeTemporaryDirectory("habitsync-serve")
         defer { try? FileManager.default.removeItem(at: workDirectory) }
+        // A relative --data-dir is the folder the command runs in (the default, the checkout
+        // the binary was built in, is this repository's own: not for tests).
+        let embedded = ["DATABASE_URL": "", "HABITSYNC_DATA_DIR": ".habitsync"]
         let server = ServerProcess(
             binary: Self.binary, databaseURL: nil, logDirectory: workDirectory, workingDirectory: workDirectory,
-            extraArguments: ["--migrations-dir", TestPostgres.migrationsDirectory.path, "--drain-timeout", "10s"])
+            extraArguments: ["--migrations-dir", TestPostgres.migrationsDirectory.path, "--drain-timeout", "10s", "--data-dir", ".habitsync"])
         try await server.start()
         let boundPort = server.port
 
@@ -31,15 +34,21 @@ import TestSupport
         #expect(metrics.status == 200)
         #expect(metrics.text.contains("habitsync_schema_version"))
         // Admin commands run meanwhile attach to the same embedded cluster.
-        let created = try await HabitSyncBinary.run(["tenant", "create", "acme"], environment: ["DATABASE_URL": ""], in: workDirectory)
+        let created = try await HabitSyncBinary.run(["tenant", "create", "acme"], environment: embedded, in: workDirectory)
         #expect(created.status == 0, "\(created.stderr)")
         let tenant = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let minted = try await HabitSyncBinary.run(["token", "mint", "--tenant", "acme", "--user", "alice"], environment: ["DATABASE_URL": ""], in: workDirectory)
+        let minted = try await HabitSyncBinary.run(["token", "mint", "--tenant", "acme", "--user", "alice"], environment: embedded, in: workDirectory)
         let token = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let pull = try await TestHTTP.request("GET", "http://127.0.0.1:\(boundPort)/v1/sync/pull", headers: ["Authorization": "Bearer \(token)"])
         #expect(pull.status == 200)
         let pidFile = workDirectory.appendingPathComponent(".habitsync/postgres/data/postmaster.pid")
         #expect(FileManager.default.fileExists(atPath: pidFile.path), "the embedded cluster lives under ./.habitsync/postgres")
+        // `embedded list` shows it running; `embedded remove` refuses a running one.
+        let cluster = workDirectory.appendingPathComponent(".habitsync/postgres").path
+        let listed = try await HabitSyncBinary.run(["embedded", "list"], environment: embedded, in: workDirectory)
+        #expect(listed.status == 0 && listed.stdout.contains("\(cluster)  running on port") && listed.stdout.contains("for \(cluster)"), "\(listed.stdout) \(listed.stderr)")
+        let refused = try await HabitSyncBinary.run(["embedded", "remove"], environment: embedded, in: workDirectory)
+        #expect(refused.status == 1 && refused.stderr.contains("is running"), "\(refused.stderr)")
 
         server.send(SIGTERM)
         // Generous: the drain deadline is 10 s, and a busy machine only makes exiting slower.
@@ -47,11 +56,15 @@ import TestSupport
         #expect(status != nil, "still running 120 s after SIGTERM")
         #expect(status == 0 && !server.wasKilledBySignal)
         #expect(!FileManager.default.fileExists(atPath: pidFile.path), "the embedded database was stopped")
+        let removed = try await HabitSyncBinary.run(["embedded", "remove"], environment: embedded, in: workDirectory)
+        #expect(removed.status == 0 && !FileManager.default.fileExists(atPath: cluster), "\(removed.stderr)")
         let finalLog = try String(contentsOf: server.logFile, encoding: .utf8)
         #expect(finalLog.contains("\"msg\":\"stopped\""))
         // Logs carry the tenant and route of each request, and no secrets or tokens.
         #expect(finalLog.contains("\"tenant\":\"\(tenant)\""))
         #expect(finalLog.contains("\"route\":\"/v1/sync/pull\""))
+        // One request id per line: ours (the caller's X-Request-Id when sane), not Hummingbird's too.
+        #expect(finalLog.contains("\"request_id\":\"") && !finalLog.contains("hb.request.id"), "\(finalLog.suffix(1_000))")
         #expect(!finalLog.contains("password="))
         #expect(!finalLog.contains(token))
     }
@@ -70,18 +83,26 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: relocated) }
 
         let server = ServerProcess(binary: Self.binary, databaseURL: nil, logDirectory: closed, workingDirectory: checkout,
-                                   extraArguments: ["--migrations-dir", TestPostgres.migrationsDirectory.path])
+                                   extraArguments: ["--migrations-dir", TestPostgres.migrationsDirectory.path, "--data-dir", ".habitsync"])
         try await server.start()
         #expect(try await TestHTTP.request("GET", "\(server.baseURL)/readyz").status == 200)
         #expect(FileManager.default.fileExists(atPath: relocated.appendingPathComponent("data/postmaster.pid").path))
         // A second command on the same checkout finds the same cluster.
-        let created = try await HabitSyncBinary.run(["tenant", "create", "acme"], environment: ["DATABASE_URL": ""], in: checkout)
+        let embedded = ["DATABASE_URL": "", "HABITSYNC_DATA_DIR": ".habitsync"]
+        let created = try await HabitSyncBinary.run(["tenant", "create", "acme"], environment: embedded, in: checkout)
         #expect(created.status == 0, "\(created.stderr)")
+        // `embedded list` names the relocated cluster, the folder it serves and its password file.
+        let listed = try await HabitSyncBinary.run(["embedded", "list"], environment: embedded, in: checkout)
+        #expect(listed.stdout.contains("\(relocated.path)  running on port") && listed.stdout.contains("for \(checkout.path)/.habitsync/postgres")
+                && listed.stdout.contains("password \(relocated.path)/superuser.password"), "\(listed.stdout) \(listed.stderr)")
         server.send(SIGTERM)
         #expect(await server.waitForExit(timeout: .seconds(120)) == 0)
         let log = try String(contentsOf: server.logFile, encoding: .utf8)
         #expect(log.contains(relocated.path), "the log names where the cluster lives")
         #expect(!FileManager.default.fileExists(atPath: relocated.appendingPathComponent("data/postmaster.pid").path), "stopped")
+        // Removed by the folder `embedded list` printed, from anywhere.
+        let removed = try await HabitSyncBinary.run(["embedded", "remove", relocated.path], environment: ["DATABASE_URL": ""], in: closed)
+        #expect(removed.status == 0 && !FileManager.default.fileExists(atPath: relocated.path), "\(removed.stderr)")
     }
 
     @Test func aBadSettingStopsStartUpNamingItself() async throws {
