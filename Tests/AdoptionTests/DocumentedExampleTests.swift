@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 31: the shell examples of the README and `docs/protocol.md` run as printed, with the
+/// real binary and curl against a real server, and what they print is compared with what the
+/// docs show (`ShownJSON`'s placeholders stand for ids, times and cursors). A drifted example
+/// fails here.
+@Suite struct DocumentedExampleTests {
+    struct Block {
+        let language: String
+        let text: String
+        /// The heading the block is under.
+        let section: String
+    }
+
+    static func blocks(of file: String) throws -> [Block] {
+        let text = try String(contentsOf: ClientPackageTests.root.appendingPathComponent(file), encoding: .utf8)
+        var blocks: [Block] = []
+        var section = ""
+        var open: (language: String, lines: [String])?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if var current = open {
+                if line == "```" {
+                    blocks.append(Block(language: current.language, text: current.lines.joined(separator: "\n"), section: section))
+                    open = nil
+                } else {
+                    current.lines.append(line)
+                    open = current
+                }
+            } else if line.hasPrefix("```") {
+                open = (String(line.dropFirst(3)), [])
+            } else if line.hasPrefix("#") {
+                section = line.trimmingCharacters(in: CharacterSet(charactersIn: "# "))
+            }
+        }
+        return blocks
+    }
+
+    /// Runs `script` (shell blocks joined, each followed by a marker line) against `server`, as
+    /// the docs print it: `B` is the real binary, `localhost:8080` the server, and each curl
+    /// answer ends its line as a terminal would show it. Returns each block's JSON lines.
+    static func run(_ shellBlocks: [String], server: RunningServer, environment: [String: String]) async throws -> [[String]] {
+        let marker = "@@end of block@@"
+        let script = "set -e\n" + shellBlocks.map { block in
+            block.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { $0.hasPrefix("B=") ? "B=\(HabitSyncBinary.url.path)" : String($0) }
+                .joined(separator: "\n")
+                .replacingOccurrences(of: "localhost:8080", with: server.baseURL)
+                .replacingOccurrences(of: "curl -s ", with: "curl -s -w '\\n' ")
+                + "\necho '\(marker)'\n"
+        }.joined()
+        let folder = try makeTemporaryDirectory("habitsync-docs")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outcome = try await HabitSyncBinary.run(executable: URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment, in: folder)
+        #expect(outcome.status == 0, "the example failed: \(outcome.stderr)\n--- script\n\(script)")
+        let outputs = outcome.stdout.components(separatedBy: marker + "\n").dropLast()
+        #expect(outputs.count == shellBlocks.count, "\(outcome.stdout)")
+        return outputs.map { $0.split(separator: "\n").map(String.init).filter { $0.hasPrefix("{") } }
+    }
+
+    static func expectSame(_ shown: String, _ printed: String, _ what: String) {
+        let mismatches = ShownJSON.mismatches(shown: shown, actual: printed)
+        #expect(mismatches.isEmpty, "\(what): the docs show something else than the server printed:\n\(mismatches.prefix(12).joined(separator: "\n"))\n--- printed\n\(printed)")
+    }
+
+    /// The comparison itself: placeholders let through what they stand for, and nothing else.
+    @Test func theComparisonCatchesDrift() {
+        let printed = #"{"batchId":"6f1c4a52","epoch":"b9bd.adc0","results":[{"index":0,"status":"applied","serverVersion":1}],"hasMore":false}"#
+        #expect(ShownJSON.mismatches(shown: #"{"batchId":"6f1c…","epoch":"4f0c…","results":[{"index":0,"status":"applied","serverVersion":1}],"hasMore":false}"#, actual: printed).isEmpty)
+        #expect(ShownJSON.mismatches(shown: #"{"batchId":"6f1c…","results":[…],…}"#, actual: printed).isEmpty)
+        #expect(ShownJSON.mismatches(shown: #"{"batchId":"…","results":[{"index":0,"status":"applied","serverVersion":…}],…}"#, actual: printed).isEmpty)
+        for drifted in [
+            #"{"batchId":"6f1c…","results":[{"index":0,"status":"applied","serverVersion":1}],"hasMore":false}"#,  // epoch left out
+            #"{"batchId":"7f1c…","epoch":"…","results":[…],"hasMore":false}"#,                                    // another prefix
+            #"{"batchId":"…","epoch":"…","results":[{"index":0,"status":"applied","serverVersion":1},{"index":1,"status":"applied","serverVersion":2}],"hasMore":false}"#,
+            #"{"batchId":"…","epoch":"…","results":[],"hasMore":false}"#,                                          // one printed, none shown
+            #"{"batchId":"…","epoch":"…","results":[{"index":0,"status":"superseded","serverVersion":1}],"hasMore":false}"#,
+            #"{"batchId":"…","epoch":"…","results":[{"index":0,"status":"applied","serverVersion":2}],"hasMore":false}"#,
+            #"{"batchId":"…","epoch":"…","results":[…],"hasMore":true}"#,
+            #"{"batchId":"…","epoch":"…","results":[…],"hasMore":false,"digests":{…}}"#,                        // shown, not printed
+        ] {
+            #expect(!ShownJSON.mismatches(shown: drifted, actual: printed).isEmpty, "\(drifted)")
+        }
+    }
+
+    @Test func theReadmesFirstSyncWithCurlPrintsWhatItShows() async throws {
+        let block = try #require(try Self.blocks(of: "README.md").first { $0.section == "A first sync with curl" && $0.language == "sh" })
+        let lines = block.text.split(separator: "\n").map(String.init)
+        let shown = lines.filter { $0.hasPrefix("# {") }.map { String($0.dropFirst(2)) }
+        let commands = lines.filter { !$0.hasPrefix("# ") }.joined(separator: "\n")
+        #expect(shown.count == 2)
+        let database = try await TestPostgres.shared.migratedDatabase()
+        try await RunningServer.with(database: database) { server in
+            let printed = try await Self.run([commands], server: server, environment: ["DATABASE_URL": database.connectionString]).first ?? []
+            try #require(printed.count == shown.count, "\(printed)")
+            for (index, (expected, answer)) in zip(shown, printed).enumerated() {
+                Self.expectSame(expected, answer, "README, the first sync's answer \(index + 1)")
+            }
+        }
+    }
+
+    @Test func theProtocolsCurlExamplesPrintWhatTheyShow() async throws {
+        let blocks = try Self.blocks(of: "docs/protocol.md").filter { $0.section == "With curl" }
+        // Each shell block, and the JSON block after it (what it prints) if there is one.
+        var examples: [(command: String, shown: String?)] = []
+        for block in blocks {
+            if block.language == "sh" {
+                examples.append((block.text, nil))
+            } else if block.language == "json", let last = examples.indices.last, examples[last].shown == nil {
+                examples[last].shown = block.text
+            }
+        }
+        #expect(examples.count >= 5 && examples.filter { $0.shown != nil }.count >= 4, "\(examples.map(\.command))")
+        let database = try await TestPostgres.shared.migratedDatabase()
+        try await RunningServer.with(database: database) { server in
+            let printed = try await Self.run(examples.map(\.command), server: server, environment: ["DATABASE_URL": database.connectionString])
+            for ((command, shown), answers) in zip(examples, printed) {
+                guard let shown else { continue }
+                #expect(!answers.isEmpty, "no answer printed for \(command.prefix(120))")
+                for answer in answers {
+                    Self.expectSame(shown, answer, "docs/protocol.md, \(command.split(separator: "\n").first ?? "")")
+                }
+            }
+        }
+    }
+}
