@@ -90,12 +90,80 @@ import TestSupport
         let shown = lines.filter { $0.hasPrefix("# {") }.map { String($0.dropFirst(2)) }
         let commands = lines.filter { !$0.hasPrefix("# ") }.joined(separator: "\n")
         #expect(shown.count == 2)
+        // The readiness line above it: `curl -s localhost:8080/readyz      # {…}`.
+        let readiness = try #require(try Self.blocks(of: "README.md").lazy.flatMap { $0.text.split(separator: "\n") }.first { $0.hasPrefix("curl -s localhost:8080/readyz") })
+        let answer = try #require(readiness.range(of: "# {"))
+        let shownReadiness = String(readiness[readiness.index(before: answer.upperBound)...])
         let database = try await TestPostgres.shared.migratedDatabase()
         try await RunningServer.with(database: database) { server in
+            let ready = try await Self.run(["curl -s localhost:8080/readyz"], server: server, environment: [:]).first ?? []
+            Self.expectSame(shownReadiness, ready.first ?? "", "README, /readyz (a new migration raises both versions)")
             let printed = try await Self.run([commands], server: server, environment: ["DATABASE_URL": database.connectionString]).first ?? []
             try #require(printed.count == shown.count, "\(printed)")
             for (index, (expected, answer)) in zip(shown, printed).enumerated() {
                 Self.expectSame(expected, answer, "README, the first sync's answer \(index + 1)")
+            }
+        }
+    }
+
+    /// A line the README shows a command printing (`# → …`): `…` is anything, `<id>` a record
+    /// id, `<today>` a date; the rest is literal.
+    static func shownLine(_ text: String) throws -> Regex<AnyRegexOutput> {
+        var pattern = "^"
+        var rest = Substring(text)
+        while let first = rest.first {
+            if rest.hasPrefix("<id>") {
+                pattern += "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+                rest = rest.dropFirst(4)
+            } else if rest.hasPrefix("<today>") {
+                pattern += "[0-9]{4}-[0-9]{2}-[0-9]{2}"
+                rest = rest.dropFirst(7)
+            } else {
+                pattern += first == "…" ? ".*" : NSRegularExpression.escapedPattern(for: String(first))
+                rest = rest.dropFirst()
+            }
+        }
+        return try Regex(pattern + "$")
+    }
+
+    @Test func theReadmesTwoDevicesPrintWhatTheyShow() async throws {
+        let block = try #require(try Self.blocks(of: "README.md").first { $0.section == "Two devices in two terminals" && $0.language == "sh" })
+        // Each command with what the README shows it printing (a `# →` line of its own belongs
+        // to the command before it).
+        var steps: [(command: String, shown: [String])] = []
+        for line in block.text.split(separator: "\n").map(String.init) {
+            let parts = line.components(separatedBy: "# ")
+            let command = parts[0].trimmingCharacters(in: .whitespaces)
+            let comment = parts.dropFirst().joined(separator: "# ")
+            let shown = comment.hasPrefix("→ ") ? [String(comment.dropFirst(2))] : []
+            if command.isEmpty, let last = steps.indices.last {
+                steps[last].shown += shown
+            } else if !command.isEmpty {
+                steps.append((command, shown))
+            }
+        }
+        #expect(steps.filter { !$0.shown.isEmpty }.count >= 6, "\(steps)")
+        let database = try await TestPostgres.shared.migratedDatabase()
+        let device = HabitSyncBinary.url.deletingLastPathComponent().appendingPathComponent("habitsync-device")
+        try await RunningServer.with(database: database) { server in
+            let marker = "@@end of command@@"
+            // As printed, but with the binaries of this build (`swift build` has made them) and
+            // this server, after the README's earlier `tenant create demo`.
+            var script = "set -e\nB=\(HabitSyncBinary.url.path)\n$B tenant create demo >/dev/null\nexport HABITSYNC_SERVER=\(server.baseURL)\n"
+            for (command, _) in steps {
+                if command.hasPrefix("swift build") { script += "echo '\(marker)'\n"; continue }
+                script += (command.hasPrefix("D=") ? "D=\(device.path)" : command) + "\necho '\(marker)'\n"
+            }
+            let folder = try makeTemporaryDirectory("habitsync-two-devices")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let outcome = try await HabitSyncBinary.run(executable: URL(fileURLWithPath: "/bin/bash"), ["-c", script],
+                                                        environment: ["DATABASE_URL": database.connectionString], in: folder)
+            #expect(outcome.status == 0, "the walk-through failed: \(outcome.stderr)\n--- printed\n\(outcome.stdout)")
+            let printed = outcome.stdout.components(separatedBy: marker + "\n").dropLast().map { $0.split(separator: "\n").map(String.init) }
+            try #require(printed.count == steps.count, "\(outcome.stdout)")
+            for ((command, shown), lines) in zip(steps, printed) where !shown.isEmpty {
+                let agrees = lines.count == shown.count && zip(shown, lines).allSatisfy { pattern, line in (try? Self.shownLine(pattern).wholeMatch(in: line)) != nil }
+                #expect(agrees, "README, `\(command)`: shown\n\(shown.joined(separator: "\n"))\nprinted\n\(lines.joined(separator: "\n"))")
             }
         }
     }
