@@ -149,7 +149,9 @@ import TestSupport
             let marker = "@@end of command@@"
             // As printed, but with the binaries of this build (`swift build` has made them) and
             // this server, after the README's earlier `tenant create demo`.
-            var script = "set -e\nB=\(HabitSyncBinary.url.path)\n$B tenant create demo >/dev/null\nexport HABITSYNC_SERVER=\(server.baseURL)\n"
+            // Each answer may take long on a loaded machine (a run beside a release build
+            // outlived the device's 60 s): the devices wait up to 15 minutes here.
+            var script = "set -e\nB=\(HabitSyncBinary.url.path)\n$B tenant create demo >/dev/null\nexport HABITSYNC_SERVER=\(server.baseURL) HABITSYNC_TIMEOUT=900\n"
             for (command, _) in steps {
                 if command.hasPrefix("swift build") { script += "echo '\(marker)'\n"; continue }
                 script += (command.hasPrefix("D=") ? "D=\(device.path)" : command) + "\necho '\(marker)'\n"

@@ -20,8 +20,9 @@ let usageText = """
       failed                    records the server rejected, with code and field
 
     --device names this device (default terminal) and its store file (NAME.sqlite in the current
-    folder, unless --store). --server and --token default to $HABITSYNC_SERVER
-    (http://127.0.0.1:8080) and $HABITSYNC_TOKEN. --help prints this, --version the release.
+    folder, unless --store). --server, --token and --timeout (seconds to wait for each answer)
+    default to $HABITSYNC_SERVER (http://127.0.0.1:8080), $HABITSYNC_TOKEN and
+    $HABITSYNC_TIMEOUT (60). --help prints this, --version the release.
     """
 
 struct Usage: Error, CustomStringConvertible {
@@ -39,7 +40,7 @@ func run() async throws {
         case "--version":
             print(Release.version)
             return
-        case "--store", "--device", "--server", "--token":
+        case "--store", "--device", "--server", "--token", "--timeout":
             break
         default:
             throw Usage(description: "unknown option \(first) (--help lists them)")
@@ -87,7 +88,13 @@ func run() async throws {
         guard let server = URL(string: (options["server"] ?? environment["HABITSYNC_SERVER"] ?? "http://127.0.0.1:8080") + "/"),
               let token = options["token"] ?? environment["HABITSYNC_TOKEN"]
         else { throw Usage(description: "sync needs --token (or HABITSYNC_TOKEN) and a server URL") }
-        let report = try await SyncEngine(store: store, baseURL: server) { token }.sync()
+        let timeout = options["timeout"] ?? environment["HABITSYNC_TIMEOUT"] ?? "60"
+        guard let seconds = TimeInterval(timeout), seconds.isFinite, seconds > 0, seconds <= 86_400
+        else { throw Usage(description: "--timeout (or HABITSYNC_TIMEOUT) is seconds to wait for each answer, 1 to 86400; got \(timeout)") }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = seconds
+        let transport = URLSessionTransport(session: URLSession(configuration: configuration))
+        let report = try await SyncEngine(store: store, baseURL: server, transport: transport) { token }.sync()
         print("pushed \(report.batches) batch(es): \(report.pushed.applied) applied, \(report.pushed.unchanged) unchanged; pulled \(report.pulled)")
         for conflict in report.pushed.conflicts {
             print("conflict: \(conflict.collection.rawValue) \(conflict.id.uuidString.lowercased()) kept \(conflict.winnerUpdatedBy)'s write of \(WireTime.format(conflict.winnerUpdatedAt))")
