@@ -89,7 +89,7 @@ func run() async throws {
               let token = options["token"] ?? environment["HABITSYNC_TOKEN"]
         else { throw Usage(description: "sync needs --token (or HABITSYNC_TOKEN) and a server URL") }
         let timeout = options["timeout"] ?? environment["HABITSYNC_TIMEOUT"] ?? "60"
-        guard let seconds = TimeInterval(timeout), seconds.isFinite, seconds > 0, seconds <= 86_400
+        guard let seconds = TimeInterval(timeout), seconds.isFinite, seconds >= 1, seconds <= 86_400
         else { throw Usage(description: "--timeout (or HABITSYNC_TIMEOUT) is seconds to wait for each answer, 1 to 86400; got \(timeout)") }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = seconds
