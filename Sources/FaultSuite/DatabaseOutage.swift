@@ -19,7 +19,7 @@ enum DatabaseOutage {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(300)
         let totalBatches = devices.count * scale.batchesPerDevice * 2
-        let readiness = Mutex<[(at: ContinuousClock.Instant, status: Int)]>([])
+        let readiness = Mutex<[(sent: ContinuousClock.Instant, at: ContinuousClock.Instant, status: Int)]>([])
         let probe = DeviceClient(baseURL: server.baseURL, token: "", device: "probe", timeout: 10)
         let probing = Atomic<Bool>(true)
         let watcherToken = try await environment.database.token(user: "outage-watcher")
@@ -32,8 +32,12 @@ enum DatabaseOutage {
         }
         async let probes: Void = {
             while probing.load(ordering: .relaxed) && !Task.isCancelled {
+                // Sent and answered: a probe sent just before the stop may be answered from the
+                // database it reached, however late the answer arrives; one answered after the
+                // start began may have reached the database coming back.
+                let sent = clock.now
                 let status = (try? await probe.get("/readyz").status) ?? 0
-                readiness.withLock { $0.append((clock.now, status)) }
+                readiness.withLock { $0.append((sent, clock.now, status)) }
                 try? await Task.sleep(for: .milliseconds(200))
             }
         }()
@@ -68,7 +72,7 @@ enum DatabaseOutage {
         let transportFailures = attempts.count(where: \.isTransportFailure)
         let firstServedAfter = attempts.filter { $0.isAcknowledged && $0.started >= backAt }.map(\.finished).min()
         let recovery = firstServedAfter.map { ($0 - backAt) / .seconds(1) }
-        let probesDown = readiness.withLock { $0.filter { $0.at > stoppedAt + .seconds(1) && $0.at < backAt } }
+        let probesDown = readiness.withLock { $0.filter { $0.sent > stoppedAt + .seconds(1) && $0.at < backAt } }
         let readyAgain = readiness.withLock { $0.contains { $0.at > backAt && $0.status == 200 } }
 
         let stored = try await StoredBatches.read(environment.database.pool, tenant: environment.database.tenant)

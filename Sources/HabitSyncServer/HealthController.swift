@@ -43,8 +43,16 @@ struct HealthController: Sendable {
             return Self.json(.serviceUnavailable, ["status": "schema_behind", "schemaVersion": version, "binaryHeadVersion": binaryHeadVersion])
         }
         var body: [String: any Sendable] = ["status": "ready", "schemaVersion": version, "binaryHeadVersion": binaryHeadVersion]
-        // A failed probe says nothing about the workers: the schema query just answered.
-        if let workers = (try? await DistributionStore(pool: pool).workerReachability()) ?? nil, !workers.isEmpty {
+        // The workers' probe is the newest word from the database: when it fails, the
+        // database went away since the schema query (through PgBouncer that second query can
+        // wait seconds for a server that is gone, and "ready" would then be stale).
+        let workers: [DistributionStore.WorkerReachability]?
+        do {
+            workers = try await DistributionStore(pool: pool).workerReachability()
+        } catch {
+            return Self.json(.serviceUnavailable, ["status": "database_unreachable"])
+        }
+        if let workers, !workers.isEmpty {
             body["workers"] = Dictionary(workers.map { ($0.node, $0.reachable ? "reachable" : "unreachable") }) { first, _ in first }
             let unreachable = workers.filter { !$0.reachable }.count
             if unreachable == workers.count {
