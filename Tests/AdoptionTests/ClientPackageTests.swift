@@ -144,12 +144,12 @@ import TestSupport
             // an answer can take longer. The app is run again then, as a user would open it
             // again: its store and outbox carry on where the last run stopped.
             let data = folder.appendingPathComponent("data")
-            var ran = try await HabitSyncBinary.run(executable: app.appendingPathComponent(".build/debug/MyApp"), [],
-                                                    environment: ["APP_TOKEN": token, "XDG_DATA_HOME": data.path, "HOME": data.path], in: app)
-            for _ in 0..<3 where ran.status != 0 && (ran.stderr + ran.stdout).contains("Code=-1001") {
-                ran = try await HabitSyncBinary.run(executable: app.appendingPathComponent(".build/debug/MyApp"), [],
-                                                    environment: ["APP_TOKEN": token, "XDG_DATA_HOME": data.path, "HOME": data.path], in: app)
+            let launch = {
+                try await HabitSyncBinary.run(executable: app.appendingPathComponent(".build/debug/MyApp"), [],
+                                              environment: ["APP_TOKEN": token, "XDG_DATA_HOME": data.path, "HOME": data.path], in: app)
             }
+            var ran = try await launch()
+            for _ in 0..<3 where ran.status != 0 && (ran.stderr + ran.stdout).contains("Code=-1001") { ran = try await launch() }
             try #require(ran.status == 0, "the app failed: \(ran.stdout.suffix(3_000))\n\(ran.stderr.suffix(3_000))")
             #expect(ran.stdout.contains("app: pending 0, habits 0"), "\(ran.stdout)")
 

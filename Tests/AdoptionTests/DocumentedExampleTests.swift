@@ -37,14 +37,20 @@ import TestSupport
         return blocks
     }
 
-    /// Runs `script` (shell blocks joined, each followed by a marker line) against `server`, as
-    /// the docs print it: `B` is the real binary, `localhost:8080` the server, and each curl
-    /// answer ends its line as a terminal would show it. Returns each block's JSON lines.
+    /// Runs `shellBlocks` against `server` as the docs print them: `B` and `D` are this build's
+    /// binaries (a `swift build` line is skipped: the suite's build made them),
+    /// `localhost:8080` is the server, and each curl answer ends its line as a terminal shows
+    /// it. Returns the lines each block printed.
     static func run(_ shellBlocks: [String], server: RunningServer, environment: [String: String]) async throws -> [[String]] {
         let marker = "@@end of block@@"
+        let binaries = HabitSyncBinary.url.deletingLastPathComponent()
         let script = "set -e\n" + shellBlocks.map { block in
             block.split(separator: "\n", omittingEmptySubsequences: false)
-                .map { $0.hasPrefix("B=") ? "B=\(HabitSyncBinary.url.path)" : String($0) }
+                .map { line in
+                    if line.hasPrefix("B=") { return "B=\(HabitSyncBinary.url.path)" }
+                    if line.hasPrefix("D=") { return "D=\(binaries.appendingPathComponent("habitsync-device").path)" }
+                    return line.hasPrefix("swift build") ? "" : String(line)
+                }
                 .joined(separator: "\n")
                 .replacingOccurrences(of: "localhost:8080", with: server.baseURL)
                 .replacingOccurrences(of: "curl -s ", with: "curl -s -w '\\n' ")
@@ -53,11 +59,14 @@ import TestSupport
         let folder = try makeTemporaryDirectory("habitsync-docs")
         defer { try? FileManager.default.removeItem(at: folder) }
         let outcome = try await HabitSyncBinary.run(executable: URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment, in: folder)
-        #expect(outcome.status == 0, "the example failed: \(outcome.stderr)\n--- script\n\(script)")
+        #expect(outcome.status == 0, "the example failed: \(outcome.stderr)\n--- printed\n\(outcome.stdout)\n--- script\n\(script)")
         let outputs = outcome.stdout.components(separatedBy: marker + "\n").dropLast()
         #expect(outputs.count == shellBlocks.count, "\(outcome.stdout)")
-        return outputs.map { $0.split(separator: "\n").map(String.init).filter { $0.hasPrefix("{") } }
+        return outputs.map { $0.split(separator: "\n").map(String.init) }
     }
+
+    /// The answers among a block's lines: the JSON ones.
+    static func answers(_ lines: [String]) -> [String] { lines.filter { $0.hasPrefix("{") } }
 
     static func expectSame(_ shown: String, _ printed: String, _ what: String) {
         let mismatches = ShownJSON.mismatches(shown: shown, actual: printed)
@@ -96,9 +105,9 @@ import TestSupport
         let shownReadiness = String(readiness[readiness.index(before: answer.upperBound)...])
         let database = try await TestPostgres.shared.migratedDatabase()
         try await RunningServer.with(database: database) { server in
-            let ready = try await Self.run(["curl -s localhost:8080/readyz"], server: server, environment: [:]).first ?? []
+            let ready = Self.answers(try await Self.run(["curl -s localhost:8080/readyz"], server: server, environment: [:]).first ?? [])
             Self.expectSame(shownReadiness, ready.first ?? "", "README, /readyz (a new migration raises both versions)")
-            let printed = try await Self.run([commands], server: server, environment: ["DATABASE_URL": database.connectionString]).first ?? []
+            let printed = Self.answers(try await Self.run([commands], server: server, environment: ["DATABASE_URL": database.connectionString]).first ?? [])
             try #require(printed.count == shown.count, "\(printed)")
             for (index, (expected, answer)) in zip(shown, printed).enumerated() {
                 Self.expectSame(expected, answer, "README, the first sync's answer \(index + 1)")
@@ -144,25 +153,14 @@ import TestSupport
         }
         #expect(steps.filter { !$0.shown.isEmpty }.count >= 6, "\(steps)")
         let database = try await TestPostgres.shared.migratedDatabase()
-        let device = HabitSyncBinary.url.deletingLastPathComponent().appendingPathComponent("habitsync-device")
         try await RunningServer.with(database: database) { server in
-            let marker = "@@end of command@@"
-            // As printed, but with the binaries of this build (`swift build` has made them) and
-            // this server, after the README's earlier `tenant create demo`.
-            // Each answer may take long on a loaded machine (a run beside a release build
-            // outlived the device's 60 s): the devices wait up to 15 minutes here.
-            var script = "set -e\nB=\(HabitSyncBinary.url.path)\n$B tenant create demo >/dev/null\nexport HABITSYNC_SERVER=\(server.baseURL) HABITSYNC_TIMEOUT=900\n"
-            for (command, _) in steps {
-                if command.hasPrefix("swift build") { script += "echo '\(marker)'\n"; continue }
-                script += (command.hasPrefix("D=") ? "D=\(device.path)" : command) + "\necho '\(marker)'\n"
-            }
-            let folder = try makeTemporaryDirectory("habitsync-two-devices")
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let outcome = try await HabitSyncBinary.run(executable: URL(fileURLWithPath: "/bin/bash"), ["-c", script],
-                                                        environment: ["DATABASE_URL": database.connectionString], in: folder)
-            #expect(outcome.status == 0, "the walk-through failed: \(outcome.stderr)\n--- printed\n\(outcome.stdout)")
-            let printed = outcome.stdout.components(separatedBy: marker + "\n").dropLast().map { $0.split(separator: "\n").map(String.init) }
-            try #require(printed.count == steps.count, "\(outcome.stdout)")
+            // After the README's earlier `tenant create demo`. Each answer may take long on a
+            // loaded machine (a run beside a release build outlived the device's 60 s): the
+            // devices wait up to 15 minutes here.
+            let printed = try await Self.run(["B=\n$B tenant create demo >/dev/null"] + steps.map(\.command), server: server,
+                                             environment: ["DATABASE_URL": database.connectionString, "HABITSYNC_SERVER": server.baseURL, "HABITSYNC_TIMEOUT": "900"])
+                .dropFirst()
+            try #require(printed.count == steps.count)
             for ((command, shown), lines) in zip(steps, printed) where !shown.isEmpty {
                 let agrees = lines.count == shown.count && zip(shown, lines).allSatisfy { pattern, line in (try? Self.shownLine(pattern).wholeMatch(in: line)) != nil }
                 #expect(agrees, "README, `\(command)`: shown\n\(shown.joined(separator: "\n"))\nprinted\n\(lines.joined(separator: "\n"))")
@@ -184,7 +182,7 @@ import TestSupport
         #expect(examples.count >= 5 && examples.filter { $0.shown != nil }.count >= 4, "\(examples.map(\.command))")
         let database = try await TestPostgres.shared.migratedDatabase()
         try await RunningServer.with(database: database) { server in
-            let printed = try await Self.run(examples.map(\.command), server: server, environment: ["DATABASE_URL": database.connectionString])
+            let printed = try await Self.run(examples.map(\.command), server: server, environment: ["DATABASE_URL": database.connectionString]).map(Self.answers)
             for ((command, shown), answers) in zip(examples, printed) {
                 guard let shown else { continue }
                 #expect(!answers.isEmpty, "no answer printed for \(command.prefix(120))")
