@@ -1,0 +1,18 @@
+-- public.habitsync_user_erased(p_tenant uuid, p_user text)
+-- Whether the user's account was erased (and not allowed again), or their whole tenant (a token verified with a key cached before the tenant's erasure). Every push, pull and import checks it.
+
+CREATE OR REPLACE FUNCTION public.habitsync_user_erased(p_tenant uuid, p_user text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_catalog'
+AS $function$
+    BEGIN
+        RETURN NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = p_tenant)
+            OR EXISTS (SELECT 1 FROM erased_users e
+                       WHERE e.tenant_id = p_tenant AND e.user_hash = habitsync_erased_user_hash(p_tenant, p_user));
+    END
+    $function$
+
+-- Privileges
+GRANT EXECUTE ON FUNCTION public.habitsync_user_erased(p_tenant uuid, p_user text) TO habitsync_app;
