@@ -297,9 +297,24 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // What the sync suites share: a migrated database with a tenant and a server over it,
+        // devices speaking the wire format, SDK devices on the event stream.
+        .target(
+            name: "SyncTestSupport",
+            dependencies: [
+                "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "HabitSyncClient", "LibPQClient", "ServerHarness", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/SyncTestSupport",
+            swiftSettings: strictSettings
+        ),
+        // The protocol end to end: push, pull, merge rules, derived state, accounts, realtime,
+        // the SDK. `scripts/test` runs it a second time through PgBouncer, `scripts/test-citus`
+        // on Citus.
         .testTarget(
             name: "SyncTests",
             dependencies: [
+                "SyncTestSupport",
                 "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "ServerHarness", "TestSupport", "SeededRandom",
                 "HabitSyncClient",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -308,6 +323,23 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // What only a Citus cluster shows (placement, router statements, a stopped node); skipped
+        // unless `scripts/test-citus` runs the suite on one.
+        .testTarget(
+            name: "CitusTests",
+            dependencies: [
+                "SyncTestSupport", "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "ServerHarness",
+                "TestSupport", "EmbeddedPostgres",
+            ],
+            swiftSettings: strictSettings
+        ),
+        // A transaction pooler in front of the requests: roles, settings and statements must not
+        // leak between the clients of one server connection.
+        .testTarget(
+            name: "PgBouncerTests",
+            dependencies: ["SyncTestSupport", "HabitSyncServer", "LibPQClient", "ServerHarness", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -329,6 +361,9 @@ let package = Package(
             name: "ServerTests",
             dependencies: [
                 "HabitSyncServer", "HabitSyncCLI", "habitsync-server", "LibPQClient", "ServerHarness", "TestSupport", "EmbeddedPostgres", "GuardedFetch",
+                "HabitSyncAuth", "HabitSyncDomain", "HabitSyncStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -3,6 +3,7 @@ import Foundation
 import HabitSyncServer
 import ServerHarness
 import Testing
+import SyncTestSupport
 import TestSupport
 
 /// Issue 30: one Citus worker down stops only the users whose shards it holds; the coordinator
@@ -77,7 +78,7 @@ struct CitusOutageTests {
         let stopped = try await Self.users(on: down, count: 2, in: world)
         #expect(onUp.count == 3 && stopped.count == 2)
         try await world.serve { server in
-            try await RealtimeTests.waitUntilListening(server)
+            try await RealtimeKit.waitUntilListening(server)
             var devices: [String: SyncClient] = [:]
             for user in served + stopped + [erased] {
                 let device = try await world.client(server, user: user)
@@ -85,7 +86,7 @@ struct CitusOutageTests {
                 #expect(try await device.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status(0) == "applied")
             }
             // A served user's stream stays open through the outage and hears its other device.
-            var events = try await RealtimeTests.open(try await RealtimeTests.engine(world, server, user: served[0], device: "watch"))
+            var events = try await RealtimeKit.open(try await RealtimeKit.engine(world, server, user: served[0], device: "watch"))
 
             try await Self.node("stop-node", down)
             var acknowledged: [(Attempt, SyncClient)] = []
@@ -117,7 +118,7 @@ struct CitusOutageTests {
                 #expect(refused.status == 503 && refused.header("Retry-After") != nil, "erasure of \(erased) on the running worker: \(refused.status) \(refused.text.prefix(300))")
                 #expect(try await eraser.pullAll().changes.count >= 1, "\(erased)'s account after the refused erasure")
 
-                let heard = try await RealtimeTests.nextEvent(&events)
+                let heard = try await RealtimeKit.nextEvent(&events)
                 #expect(heard?.name == "change", "\(String(describing: heard))")
 
                 var waiting: [(Attempt, SyncClient)] = []

@@ -7,6 +7,7 @@ import LibPQClient
 import ServerHarness
 import Synchronization
 import Testing
+import SyncTestSupport
 import TestSupport
 
 /// What only a Citus cluster can show (deploy/README.md, "Citus"): the layout `distribute`
@@ -187,7 +188,7 @@ struct CitusTests {
     /// back and logged as a conflict). Seven of the eight apply.
     static func everyCollectionBatch(habit: UUID) -> [JSON] {
         [
-            Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: Wire.progress(habit: habit, date: DerivedStateSyncTests.today.description, count: 1)),
+            Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: Wire.progress(habit: habit, date: LocalDate(Date(), in: TimeZone(identifier: "UTC")!).description, count: 1)),
             Wire.change("reminders", UUID(), at: Wire.at(1), record: Wire.reminder(habit: habit)),
             Wire.change("usageEvents", UUID(), at: Wire.at(1), record: Wire.usageEvent()),
             Wire.change("xpTransactions", UUID(), at: Wire.at(1), record: Wire.xp()),
@@ -228,10 +229,10 @@ struct CitusTests {
             report.append((name, commands))
         }
         try await run("first push") { pool in
-            _ = try await IdempotencyTests.push(Self.firstBatch(habit: habit), through: PushStore(pool: pool, statementTimeout: timeout), as: identity)
+            _ = try await StorePush.results(Self.firstBatch(habit: habit), through: PushStore(pool: pool, statementTimeout: timeout), as: identity)
         }
         try await run("push of every collection") { pool in
-            let results = try await IdempotencyTests.push(Self.everyCollectionBatch(habit: habit), through: PushStore(pool: pool, statementTimeout: timeout), as: identity)
+            let results = try await StorePush.results(Self.everyCollectionBatch(habit: habit), through: PushStore(pool: pool, statementTimeout: timeout), as: identity)
             #expect(results.filter { $0["status"] as? String == "applied" }.count == 7, "\(results)")
         }
         try await run("pull with a recompute") { pool in
@@ -276,10 +277,10 @@ struct CitusTests {
             let push = PushStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout)
             let pull = PullStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout)
             let habit = UUID()
-            _ = try await IdempotencyTests.push(Self.firstBatch(habit: habit), through: push, as: identity)
+            _ = try await StorePush.results(Self.firstBatch(habit: habit), through: push, as: identity)
             pool.roundTrips.startRecording()
             let changes = Self.everyCollectionBatch(habit: habit)
-            let results = try await IdempotencyTests.push(changes, through: push, as: identity)
+            let results = try await StorePush.results(changes, through: push, as: identity)
             #expect(results.filter { $0["status"] as? String == "applied" }.count == changes.count - 1, "\(results)")
             _ = try await pull.pull(identity: identity, after: nil, limit: 500, collections: SyncCollection.allCases,
                                     now: Date().addingTimeInterval(3 * 86_400))  // a later day: the pull recomputes
@@ -342,10 +343,10 @@ struct CitusTests {
         var pulled: [String: [JSON]] = [:]
         try await world.serve { server in
             for (n, user) in users.enumerated() {
-                try await AccountLifecycleTests.fill(try await world.client(server, user: user), eventDays: 20 + 20 * n, now: now)
+                try await AccountFixture.fill(try await world.client(server, user: user), eventDays: 20 + 20 * n, now: now)
             }
             let carol = try await world.client(server, user: "carol")
-            try await AccountLifecycleTests.fill(carol, eventDays: 3, now: now)
+            try await AccountFixture.fill(carol, eventDays: 3, now: now)
             #expect(try await TestHTTP.request("DELETE", server.baseURL + "/v1/account", headers: ["Authorization": "Bearer \(carol.token)"]).status == 200)
             let archived = try await world.database.withPool(size: 1) { pool in
                 try await MaintenanceStore(pool: pool).run(retention: .init(tombstones: 90 * 86_400, pushBatches: 90 * 86_400, conflicts: 90 * 86_400, usageEvents: 10 * 86_400))

@@ -140,4 +140,11 @@ import TestSupport
             #expect(help.contains(variable), "--help does not mention \(variable)")
         }
     }
+
+    @Test func anAdminCommandOnAnUnmigratedDatabaseNamesMigrateUp() async throws {
+        let database = try await TestPostgres.shared.emptyDatabase()
+        let run = try await HabitSyncBinary.run(["tenant", "create", "acme"], environment: ["DATABASE_URL": database.connectionString])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("migrate up"), "\(run.stderr)")
+    }
 }

@@ -10,7 +10,7 @@ extension URLSessionTransport {
     /// default 60 s request timeout gave up on answers a starved server was still producing,
     /// and every SDK test of the run failed with -1001 at the same moment. What the tests
     /// assert never depends on how long an answer takes.
-    static func patient() -> URLSessionTransport {
+    public static func patient() -> URLSessionTransport {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 900
         configuration.timeoutIntervalForResource = 1800

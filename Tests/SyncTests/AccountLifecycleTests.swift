@@ -5,6 +5,7 @@ import HabitSyncStore
 import LibPQClient
 import ServerHarness
 import Testing
+import SyncTestSupport
 import TestSupport
 
 /// Issue 15: a user exports and erases their data, an admin erases a tenant, and nothing comes
@@ -56,38 +57,6 @@ import TestSupport
         }
     }
 
-    /// Every collection for one user, through the API: several of each, a tombstone, a
-    /// superseded and a rejected change (conflict log), exits on each of the last `eventDays` days.
-    static func fill(_ device: SyncClient, eventDays: Int, now: Date) async throws {
-        let habit = UUID(), gone = UUID()
-        var changes: [JSON] = [
-            Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit()),
-            Wire.change("habits", gone, at: Wire.at(0), record: Wire.habit(name: "Run")),
-            Wire.change("reminders", UUID(), at: Wire.at(0), record: Wire.reminder(habit: habit)),
-            Wire.change("dailyProgress", UUID(), at: Wire.at(0), record: Wire.progress(habit: habit, date: "2026-11-19", count: 10)),
-            Wire.change("dailyProgress", UUID(), at: Wire.at(0), record: Wire.progress(habit: habit, date: "2026-11-20", count: 3)),
-            Wire.change("focusSessions", UUID(), at: Wire.at(0), record: Wire.focus()),
-            Wire.change("selectedApps", UUID(), at: Wire.at(0), record: Wire.selectedApp()),
-            Wire.change("userSettings", UUID(), at: Wire.at(0), record: Wire.settings()),
-            Wire.change("xpTransactions", UUID(), at: Wire.at(0), record: Wire.xp()),
-            Wire.change("achievements", UUID(), at: Wire.at(0), record: Wire.achievement()),
-        ]
-        for back in 0..<eventDays {
-            var event = Wire.usageEvent()
-            event["timestamp"] = WireTime.format(now.addingTimeInterval(-Double(back) * 86_400))
-            changes.append(Wire.change("usageEvents", UUID(), at: Wire.at(0), record: event))
-        }
-        let first = try await device.push(changes)
-        #expect(first.status == 200)
-        #expect(first.results.allSatisfy { $0["status"] as? String == "applied" }, "\(first.results.filter { $0["status"] as? String != "applied" })")
-        let second = try await device.push([
-            Wire.change("habits", gone, at: Wire.at(60), record: nil),                                   // a tombstone
-            Wire.change("habits", habit, at: Wire.at(-60), record: Wire.habit(name: "older")),           // superseded
-            Wire.change("reminders", UUID(), at: Wire.at(0), record: Wire.reminder(habit: UUID())),     // rejected
-        ])
-        #expect(second.status(0) == "applied" && second.status(1) == "superseded" && second.status(2) == "rejected")
-    }
-
     @Test func erasureLeavesNoRowOfTheUserInAnyTableAndNothingComesBack() async throws {
         let world = try await SyncWorld.make()
         let (otherTenant, otherKey) = try await world.addTenant("globex")
@@ -97,9 +66,9 @@ import TestSupport
             let alice = try await world.client(server, user: "alice")
             let bob = try await world.client(server, user: "bob")
             let otherAlice = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "alice", tenant: otherTenant, key: otherKey), device: "iphone-A")
-            try await Self.fill(alice, eventDays: 70, now: now)
-            try await Self.fill(bob, eventDays: 40, now: now)
-            try await Self.fill(otherAlice, eventDays: 5, now: now)
+            try await AccountFixture.fill(alice, eventDays: 70, now: now)
+            try await AccountFixture.fill(bob, eventDays: 40, now: now)
+            try await AccountFixture.fill(otherAlice, eventDays: 5, now: now)
             let legacy = LegacyImportTests.fixtures.appendingPathComponent("formation-numeric-dates.json").path
             let imported = try await HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "alice", legacy], environment: env)
             #expect(imported.status == 0, "\(imported.stderr)")
@@ -198,7 +167,7 @@ import TestSupport
         try await world.serve { server in try await world.serve { replica in
             let alice = try await world.client(server, user: "alice")
             let aliceElsewhere = try await world.client(replica, user: "alice")
-            try await Self.fill(alice, eventDays: 2, now: Date())
+            try await AccountFixture.fill(alice, eventDays: 2, now: Date())
             let (running, erasure) = try await world.holdingUserLock("alice") {
                 let running = Task {
                     let reply = try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit(name: "in flight"))])
@@ -225,7 +194,7 @@ import TestSupport
         let world = try await SyncWorld.make()
         try await world.serve { server in
             let alice = try await world.client(server, user: "alice")
-            try await Self.fill(alice, eventDays: 3, now: Date())
+            try await AccountFixture.fill(alice, eventDays: 3, now: Date())
             let download = try await TestHTTP.request("GET", server.baseURL + "/v1/account/export", headers: ["Authorization": "Bearer \(alice.token)"])
             #expect(download.status == 200)
             #expect(download.header("Content-Length") == nil, "streamed, not buffered")
@@ -285,7 +254,7 @@ import TestSupport
         let world = try await SyncWorld.make()
         let now = Date()
         try await world.serve { server in
-            try await Self.fill(try await world.client(server, user: "bob", device: "phone"), eventDays: 40, now: now)
+            try await AccountFixture.fill(try await world.client(server, user: "bob", device: "phone"), eventDays: 40, now: now)
             for device in ["watch", "tablet"] {
                 let reply = try await world.client(server, user: "bob", device: device).push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit(name: device))])
                 #expect(reply.status(0) == "applied")
@@ -340,7 +309,7 @@ import TestSupport
     @Test func theRequestRoleCanEraseAndReadOnlyTheUserOfItsScope() async throws {
         let world = try await SyncWorld.make()
         try await world.serve { server in
-            try await Self.fill(try await world.client(server, user: "bob"), eventDays: 2, now: Date())
+            try await AccountFixture.fill(try await world.client(server, user: "bob"), eventDays: 2, now: Date())
         }
         let before = try await Self.scan(world, tenant: world.tenant, user: "bob")
         try await world.database.withPool(size: 1, role: "habitsync_app") { pool in
@@ -382,9 +351,9 @@ import TestSupport
         let directory = try makeTemporaryDirectory("habitsync-export")
         try await world.serve { server in
             let bob = try await world.client(server, user: "bob")
-            try await Self.fill(bob, eventDays: 3, now: Date())
+            try await AccountFixture.fill(bob, eventDays: 3, now: Date())
             let other = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "dana", tenant: otherTenant, key: otherKey), device: "iphone-A")
-            try await Self.fill(other, eventDays: 3, now: Date())
+            try await AccountFixture.fill(other, eventDays: 3, now: Date())
 
             // user export: the API's document, counts printed.
             let file = directory.appendingPathComponent("bob.json").path
@@ -420,7 +389,7 @@ import TestSupport
 
             // user erase, as an admin: the same erasure as DELETE /v1/account.
             let carol = try await world.client(server, user: "carol")
-            try await Self.fill(carol, eventDays: 2, now: Date())
+            try await AccountFixture.fill(carol, eventDays: 2, now: Date())
             let carolBefore = try await Self.scan(world, tenant: world.tenant, user: "carol")
             let erasedCarol = try await HabitSyncBinary.run(["user", "erase", "--tenant", "acme", "--user", "carol", "--json"], environment: env)
             #expect(erasedCarol.status == 0, "\(erasedCarol.stderr)")

@@ -5,6 +5,7 @@ import LibPQClient
 import ServerHarness
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// The analytics views against the Swift rules, the stats API against the views, and the
 /// analyst role's reach — on a data set pushed through the API.
@@ -193,5 +194,22 @@ import TestSupport
             } throws: { ($0 as? PGError)?.sqlState == .insufficientPrivilege }
         }
         await analyst.shutdownThreads()
+    }
+
+    @Test func statisticsAreCompactJSONLikeEveryOtherResponse() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            let habit = UUID()
+            _ = try await device.push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit()),
+                                       Wire.change("dailyProgress", UUID(), at: Wire.at(0), record: Wire.progress(habit: habit, count: 10))])
+            let token = try await world.token(user: "alice")
+            for path in ["/v1/stats/habits?from=2026-11-01&to=2026-11-20", "/v1/stats/focus", "/v1/stats/usage"] {
+                let reply = try await TestHTTP.request("GET", server.baseURL + path, headers: ["Authorization": "Bearer \(token)"])
+                #expect(reply.status == 200)
+                #expect(!reply.text.contains(" : ") && !reply.text.contains(", \""), "\(path): \(reply.text.prefix(120))")
+                #expect((try? reply.json()) != nil)
+            }
+        }
     }
 }

@@ -1,6 +1,14 @@
 import Foundation
 import Testing
 import TestSupport
+import SyncTestSupport
+import FoundationNetworking
+import HabitSyncAuth
+import HabitSyncDomain
+import HabitSyncServer
+import HabitSyncStore
+import LibPQClient
+import ServerHarness
 
 /// Malformed requests get a specific 4xx and change nothing; a bad record is rejected alone.
 @Suite struct BadInputTests {
@@ -113,6 +121,199 @@ import TestSupport
                 #expect(reply.status == 400)
                 #expect(reply.errorCode == "invalid_parameter")
             }
+        }
+    }
+
+    @Test func statsDatesOutsideTheirRangeAre400AndTheServerLivesOn() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let token = try await world.token(user: "alice")
+            for (query, field) in [("to=0001-01-01", "to"), ("from=0001-01-01&to=2026-11-20", "from"), ("to=9999-12-31", "to"),
+                                   ("to=1999-12-31", "to"), ("from=2201-01-01", "from"), ("to=2026-02-30", "to")] {
+                let reply = try await TestHTTP.request("GET", server.baseURL + "/v1/stats/habits?" + query, headers: ["Authorization": "Bearer \(token)"])
+                #expect(reply.status == 400, "\(query): \(reply.status)")
+                let error = try reply.json()["error"] as? JSON
+                #expect(error?["code"] as? String == "invalid_parameter", "\(query)")
+                #expect(error?["field"] as? String == field, "\(query)")
+            }
+            // The range's ends themselves are fine.
+            let edge = try await TestHTTP.request("GET", server.baseURL + "/v1/stats/habits?from=2200-12-02&to=2200-12-31", headers: ["Authorization": "Bearer \(token)"])
+            #expect(edge.status == 200)
+            #expect(try await server.get("/livez").status == 200)
+        }
+    }
+
+    /// Found by libFuzzer: a timestamp with ten or more fraction digits trapped in the parser,
+    /// so one push could take the server down.
+    @Test func aTimestampWithManyFractionDigitsIsParsedNotATrap() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            var habit = Wire.habit(); habit["createdAt"] = "2026-11-20T08:15:30.12345678901234Z"
+            let reply = try await device.push([Wire.change("habits", UUID(), at: "2026-11-20T08:15:30.1234567890Z", record: habit)])
+            #expect(reply.status == 200)
+            #expect(reply.status(0) == "applied", "\(reply.result(0))")
+            #expect(try await server.get("/livez").status == 200)
+        }
+    }
+
+    @Test func oddTextIsRejectedPerChangeAndTheRestOfTheBatchIsStored() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            let good = UUID()
+            var withNUL = Wire.habit(); withNUL["name"] = "Re\u{0}ad"
+            var unknownNUL = Wire.habit(); unknownNUL["note\u{0}"] = "x\u{0}y"
+            var longName = Wire.habit(); longName["name"] = String(repeating: "n", count: 200) + "\n"
+            var color = Wire.habit(); color["color"] = "#FFFFFF\n"
+            var colorLS = Wire.habit(); colorLS["color"] = "#FFFFFF\u{2028}"
+            var app = Wire.selectedApp(); app["urlScheme"] = "a://x\n"
+            var spaced = Wire.habit(); spaced["name"] = " " + String(repeating: "n", count: 200) + " "
+            let changes: [JSON] = [
+                Wire.change("habits", UUID(), at: Wire.at(0), record: withNUL),
+                Wire.change("habits", UUID(), at: Wire.at(0), record: unknownNUL),
+                Wire.change("habits", UUID(), at: Wire.at(0), record: longName),
+                Wire.change("habits", UUID(), at: Wire.at(0), record: color),
+                Wire.change("habits", UUID(), at: Wire.at(0), record: colorLS),
+                Wire.change("selectedApps", UUID(), at: Wire.at(0), record: app),
+                Wire.change("habits", good, at: Wire.at(0), record: Wire.habit()),
+                Wire.change("dailyProgress", UUID(), at: Wire.at(0), record: Wire.progress(habit: good)),
+                Wire.change("habits", UUID(), at: Wire.at(0), record: spaced),
+            ]
+            let reply = try await device.push(changes)
+            #expect(reply.status == 200)
+            let expected: [(Int, String, String)] = [(0, "invalid_field", "name"), (1, "unknown_field", "note\u{FFFD}"), (2, "invalid_field", "name"),
+                                                     (3, "invalid_field", "color"), (4, "invalid_field", "color"), (5, "invalid_field", "urlScheme")]
+            for (index, code, field) in expected {
+                #expect(reply.status(index) == "rejected", "change \(index): \(reply.result(index))")
+                #expect(reply.errorCode(index) == code, "change \(index): \(reply.result(index))")
+                #expect((reply.result(index)["error"] as? JSON)?["field"] as? String == field, "change \(index): \(reply.result(index))")
+            }
+            #expect(reply.status(6) == "applied")
+            #expect(reply.status(7) == "applied")
+            // 200 characters between spaces: btrim and the server count the same 200.
+            #expect(reply.status(8) == "applied", "\(reply.result(8))")
+            #expect(try await world.count("conflict_log", where: "outcome = 'rejected'") == 6)
+        }
+    }
+
+    @Test func aTimeZoneIsAcceptedOnlyWhenPostgreSQLKnowsItWithTheSameMeaning() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            // CET: PostgreSQL's AT TIME ZONE reads it as the fixed abbreviation (no summer time),
+            // Foundation as the zone with summer time, so it means two things and is refused.
+            for (index, zone) in ["GMT+0530", "UTC+5", "Mars/Olympus", "Europe/Berlin\n", "../etc/passwd", "CET", "Europe/Berlin", "Etc/GMT+5", "Asia/Kolkata", "UTC"].enumerated() {
+                let device = try await world.client(server, user: "zone-\(index)")
+                let reply = try await device.push([Wire.change("userSettings", UUID(), at: Wire.at(0), record: ["timezone": zone])])
+                let accepted = ["Europe/Berlin", "Etc/GMT+5", "Asia/Kolkata", "UTC"].contains(zone)
+                #expect(reply.status(0) == (accepted ? "applied" : "rejected"), "\(zone.debugDescription): \(reply.result(0))")
+                if !accepted { #expect((reply.result(0)["error"] as? JSON)?["field"] as? String == "timezone") }
+                // Whatever the zone, the user's next usage-event push is stored.
+                let events = try await device.push([Wire.change("usageEvents", UUID(), at: Wire.at(1), record: Wire.usageEvent())])
+                #expect(events.status == 200 && events.status(0) == "applied", "\(zone.debugDescription): \(events.status) \(events.result(0))")
+            }
+        }
+    }
+
+    @Test func aChangeThePostgreSQLConstraintsRefuseIsRejectedAloneAndTheBatchIsStored() async throws {
+        let world = try await SyncWorld.make()
+        // A rule the server does not know (a newer migration, a DBA's constraint).
+        _ = try await world.database.withPool(size: 1) { pool in
+            try await pool.withConnection { try await $0.simpleQuery(unsafeSQL: "ALTER TABLE habits ADD CONSTRAINT test_no_evil CHECK (name IS DISTINCT FROM 'evil')") }
+        }
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            let good = UUID(), evil = UUID(), alsoGood = UUID()
+            let reply = try await device.push([
+                Wire.change("habits", good, at: Wire.at(0), record: Wire.habit(name: "Read")),
+                Wire.change("habits", evil, at: Wire.at(0), record: Wire.habit(name: "evil")),
+                Wire.change("habits", alsoGood, at: Wire.at(0), record: Wire.habit(name: "Run")),
+                Wire.change("dailyProgress", UUID(), at: Wire.at(0), record: Wire.progress(habit: good)),
+                Wire.change("dailyProgress", UUID(), at: Wire.at(0), record: Wire.progress(habit: evil)),
+                Wire.change("usageEvents", UUID(), at: Wire.at(0), record: Wire.usageEvent()),
+            ])
+            #expect(reply.status == 200)
+            #expect(reply.status(0) == "applied")
+            #expect(reply.status(1) == "rejected")
+            #expect(reply.errorCode(1) == "refused_by_database")
+            let message = (reply.result(1)["error"] as? JSON)?["message"] as? String ?? ""
+            // Citus relays a worker's SQLSTATE but not the constraint's name.
+            #expect(TestPostgres.onCitus || message.contains("test_no_evil"), "\(message)")
+            #expect(reply.status(2) == "applied")
+            #expect(reply.status(3) == "applied")
+            #expect(reply.status(4) == "rejected" && reply.errorCode(4) == "unknown_reference")
+            #expect(reply.status(5) == "applied")
+            // Versions stay dense and pulls see exactly what was acknowledged.
+            let pulled = try await device.pullAll().changes.filter { ["habits", "dailyProgress", "usageEvents"].contains($0["collection"] as? String) }
+            #expect(Set(pulled.compactMap { $0["id"] as? String }) == Set([good, alsoGood].map { $0.uuidString.lowercased() }
+                + [reply.result(3)["id"], reply.result(5)["id"]].compactMap { $0 as? String }))
+            #expect(try await world.count("habits") == 2)
+            // The same batch again is answered from the idempotency record.
+            let again = try await device.push([], batchID: UUID())
+            #expect(again.status == 200)
+        }
+    }
+
+    @Test func eventTimesFromTheFutureAreRejectedAndDefaultPartitionRowsAreMoved() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            var future = Wire.usageEvent(); future["timestamp"] = "2031-03-04T05:06:07Z"
+            var xp = Wire.xp(); xp["timestamp"] = WireTime.format(Date().addingTimeInterval(3600))
+            var soon = Wire.usageEvent(); soon["timestamp"] = WireTime.format(Date().addingTimeInterval(60))
+            let reply = try await device.push([
+                Wire.change("usageEvents", UUID(), at: Wire.at(0), record: future),
+                Wire.change("xpTransactions", UUID(), at: Wire.at(0), record: xp),
+                Wire.change("usageEvents", UUID(), at: Wire.at(0), record: soon),
+            ])
+            #expect(reply.errorCode(0) == "timestamp_in_future")
+            #expect((reply.result(0)["error"] as? JSON)?["field"] as? String == "timestamp")
+            #expect(reply.errorCode(1) == "timestamp_in_future")
+            #expect(reply.status(2) == "applied", "within the clock skew allowance")
+        }
+        // Rows that reached the DEFAULT partition anyway (older servers, a bug) are moved, and
+        // maintenance keeps creating partitions.
+        let userID = "alice"
+        try await world.database.withPool(size: 1) { pool in
+            try await pool.withConnection { connection in
+                try await connection.simpleQuery(unsafeSQL: "ALTER TABLE usage_events_default NO FORCE ROW LEVEL SECURITY")
+                for month in ["2031-03-04", "2031-05-06", "2015-01-02"] {
+                    try await connection.query("""
+                        INSERT INTO usage_events_default (tenant_id, user_id, id, event_type, occurred_at, pause_duration, timer_duration, updated_at, updated_by, server_version)
+                        VALUES (\(world.tenant), \(userID), gen_random_uuid(), 'exit_to_focus', \(month)::timestamptz, 1, 30, now(), 'old-server', 1000)
+                        """)
+                }
+                try await connection.simpleQuery(unsafeSQL: "ALTER TABLE usage_events_default FORCE ROW LEVEL SECURITY")
+            }
+            let report = try await MaintenanceStore(pool: pool).run(retention: .init(), now: WireTime.parse("2030-12-20T00:00:00Z")!)
+            #expect(report.defaultPartitionRowsMoved == 3)
+            #expect(report.partitionsCreated > 0)
+            let again = try await MaintenanceStore(pool: pool).run(retention: .init(), now: WireTime.parse("2031-06-01T00:00:00Z")!)
+            #expect(again.defaultPartitionRowsMoved == 0)
+            try await pool.withConnection { connection in
+                let inDefault = try await connection.query("SELECT count(*) AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relname IN ('usage_events_2031_03', 'usage_events_2031_05')").single()
+                #expect(try inDefault.decode("n", as: Int.self) == 2)
+                // On Citus the rows live in the month's shards and the coordinator keeps no
+                // copy of them (migration 0021); elsewhere the partition holds them itself.
+                let bytes = try await connection.query("SELECT pg_relation_size('usage_events_2031_03') AS bytes").single().decode("bytes", as: Int64.self)
+                #expect(TestPostgres.onCitus ? bytes == 0 : bytes > 0)
+                let archived = try await connection.query("SELECT count(*) AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'archive' AND c.relname = 'usage_events_2015_01'").single()
+                #expect(try archived.decode("n", as: Int.self) == 1, "an old month is moved and then archived")
+            }
+        }
+    }
+
+    @Test func aKnownPathAskedWithAnotherMethodIs405WithAllow() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            for (method, path, allow) in [("PUT", "/v1/sync/push", "POST"), ("GET", "/v1/sync/push", "POST"), ("TRACE", "/livez", "GET"),
+                                          ("DELETE", "/v1/sync/pull", "GET"), ("POST", "/v1/stats/habits", "GET")] {
+                let reply = try await TestHTTP.request(method, server.baseURL + path)
+                #expect(reply.status == 405, "\(method) \(path): \(reply.status)")
+                #expect(reply.header("Allow") == allow, "\(method) \(path)")
+                #expect((try? reply.json())?["error"] as? [String: Any] != nil)
+            }
+            #expect(try await TestHTTP.request("GET", server.baseURL + "/v1/nothing-here").status == 404)
         }
     }
 }

@@ -9,6 +9,7 @@ import ServerHarness
 import Synchronization
 import TestSupport
 import Testing
+import SyncTestSupport
 
 /// The device SDK against the real server and PostgreSQL: two devices of one user, each with
 /// its own store, converge; conflicts and rejections reach the device as the protocol says.
@@ -265,7 +266,7 @@ import Testing
     func aStreamingDeviceStopsWhenTheAccountIsDeletedElsewhere() async throws {
         let world = try await SyncWorld.make()
         try await world.serve { server in
-            try await RealtimeTests.waitUntilListening(server)
+            try await RealtimeKit.waitUntilListening(server)
             let (phone, watch) = try await Self.phoneAndWatch(world, server)
             _ = try phone.store.save(Habit(name: "Stretch", startDate: Self.day))
             _ = try await phone.sync()

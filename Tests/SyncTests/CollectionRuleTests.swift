@@ -2,6 +2,7 @@ import Foundation
 import HabitSyncDomain
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// The per-collection rules of domain.md beyond plain last-writer-wins.
 @Suite struct CollectionRuleTests {

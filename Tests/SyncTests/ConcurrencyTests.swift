@@ -3,6 +3,14 @@ import LibPQClient
 import Synchronization
 import Testing
 import TestSupport
+import SyncTestSupport
+import FoundationNetworking
+import HabitSyncAuth
+import HabitSyncDomain
+import HabitSyncServer
+import HabitSyncStore
+import Logging
+import ServerHarness
 
 /// Eight writers push for the same user at once while a reader pulls in a loop. At the end
 /// the reader's accumulated state equals the database exactly: no pull ever skipped a change.
@@ -101,6 +109,100 @@ import TestSupport
             #expect(Set(stored.map(\.1)).count == stored.count)
         }
     }
+
+    @Test func maintenanceNeverWaitsForAPushHoldingItsUser() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            for user in ["alice", "bob"] {
+                let device = try await world.client(server, user: user)
+                let habit = UUID()
+                _ = try await device.push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit())])
+                _ = try await device.push([Wire.change("habits", habit, at: Wire.at(1), record: nil)])
+            }
+        }
+        // A push of alice's holds her row lock (as the first statement of every push does)
+        // while maintenance runs: maintenance purges bob's tombstone, skips alice's for the
+        // next run, and finishes without waiting. Before, it deleted alice's rows and then
+        // queued on her user row, the opposite order to a push.
+        let report = try await world.holdingUserLock("alice") {
+            let maintenance = Task {
+                try await world.database.withPool(size: 1) { pool in
+                    // Usage-event months are not archived here: detaching a partition needs a lock
+                    // on `users` that every push holds (bounded by lock_timeout, tested apart).
+                    try await MaintenanceStore(pool: pool).run(retention: .init(tombstones: 0.001, pushBatches: 90 * 86_400, conflicts: 90 * 86_400, usageEvents: 100 * 365 * 86_400),
+                                                               now: Date().addingTimeInterval(1))
+                }
+            }
+            // Either maintenance finishes, or it is seen waiting for a lock (the old order).
+            let outcome = try await Self.firstOf(finished: maintenance, orWaiting: world)
+            #expect(outcome != nil, "maintenance waited for the lock a push holds")
+            return outcome
+        }
+        #expect(report?.tombstonesPurged == 1)
+        #expect(report?.usersSkippedBusy == 1)
+        #expect(try await world.count("habits", where: "user_id = 'alice'") == 1)
+        #expect(try await world.count("habits", where: "user_id = 'bob'") == 0)
+    }
+
+    @Test func oneUsersBurstCannotTakeEveryConnection() async throws {
+        let world = try await SyncWorld.make()
+        // Pushes wait for the lock as long as the test holds it, not a statement timeout.
+        try await world.serve(ServerConfiguration(host: "127.0.0.1", port: 0, statementTimeout: .seconds(120)), poolSize: 2) { server in
+            let noisy = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "noisy"), device: "phone", connections: 64)
+            let quiet = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "quiet"), device: "phone", connections: 1)
+            #expect(try await noisy.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status == 200)
+            let body = try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": [Wire.change("habits", UUID(), at: Wire.at(1), record: Wire.habit())]])
+            let statuses = try await world.holdingUserLock("noisy") {
+                // 50 concurrent pushes of one user, all stuck behind that user's row lock.
+                let burst = Task {
+                    try await withThrowingTaskGroup(of: Int.self) { group in
+                        for index in 0..<50 {
+                            group.addTask {
+                                let unique = try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": [
+                                    Wire.change("habits", UUID(), at: Wire.at(Double(index)), record: Wire.habit())]])
+                                return try await noisy.pushRaw(unique).status
+                            }
+                        }
+                        return try await group.reduce(into: [Int]()) { $0.append($1) }
+                    }
+                }
+                try await world.waitForLockWaiters(1)
+                // Another user is served while all 50 are pending: before, they held both of the
+                // pool's connections and this push waited for them.
+                let reply = try await quiet.pushRaw(body)
+                #expect(reply.status == 200)
+                return burst
+            }
+            let answers = try await statuses.value
+            #expect(answers.count == 50)
+            #expect(answers.allSatisfy { $0 == 200 || $0 == 429 }, "\(answers)")
+            #expect(answers.filter { $0 == 200 }.count >= 1)
+            #expect(answers.filter { $0 == 429 }.count >= 50 - 1 - UserPushQueue().maximumWaiting)
+        }
+    }
+
+    /// The task's result once it finishes, or nil as soon as a backend waits for a lock.
+    static func firstOf(finished task: Task<MaintenanceStore.Report, any Error>, orWaiting world: SyncWorld) async throws -> MaintenanceStore.Report? {
+        let done = Flag()
+        let watcher = Task {
+            _ = try await task.value
+            done.set()
+        }
+        defer { watcher.cancel() }
+        return try await world.database.withPool(size: 1) { pool in
+            while true {
+                if done.value { return try await task.value }
+                let waiting = try await pool.withConnection {
+                    try await $0.query("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").single().decode("n", as: Int.self)
+                }
+                if waiting > 0 {
+                    if done.value { return try await task.value }
+                    return nil
+                }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+    }
 }
 
 /// Writers that have pushed all their batches.
@@ -108,4 +210,11 @@ final class FinishedWriters: Sendable {
     private let value = Atomic<Int>(0)
     var count: Int { value.load(ordering: .relaxed) }
     func finish() { value.add(1, ordering: .relaxed) }
+}
+
+/// A one-way flag shared between tasks.
+final class Flag: Sendable {
+    private let state = Mutex(false)
+    var value: Bool { state.withLock { $0 } }
+    func set() { state.withLock { $0 = true } }
 }

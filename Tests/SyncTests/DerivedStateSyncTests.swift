@@ -6,6 +6,11 @@ import HabitSyncStore
 import LibPQClient
 import Testing
 import TestSupport
+import SyncTestSupport
+import FoundationNetworking
+import Logging
+import ServerHarness
+import Synchronization
 
 /// The server as the single source of truth for streaks, XP and levels, through HTTP.
 @Suite struct DerivedStateSyncTests {
@@ -156,5 +161,60 @@ import TestSupport
         #expect(streak?["currentStreak"] as? Int == 0)
         #expect(streak?["longestStreak"] as? Int == 2)
         #expect(streak?["computedFor"] as? String == Self.today.adding(days: 2).description)
+    }
+
+    @Test func deletingUserSettingsPutsTheUsersDaysBackOnUTC() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            let settings = UUID()
+            _ = try await device.push([Wire.change("userSettings", settings, at: Wire.at(0), record: ["timezone": "Pacific/Kiritimati"])])
+            #expect(try await world.count("users", where: "user_id = 'alice' AND time_zone = 'Pacific/Kiritimati'") == 1)
+            let reply = try await device.push([Wire.change("userSettings", settings, at: Wire.at(10), record: nil)])
+            #expect(reply.status(0) == "applied")
+            #expect(try await world.count("users", where: "user_id = 'alice' AND time_zone = 'UTC'") == 1)
+        }
+    }
+
+    @Test func archivedMonthsKeepCountingAndTheirEventsAreNotAppliedAgain() async throws {
+        let world = try await SyncWorld.make()
+        let now = Date()
+        let today = LocalDate(now, in: .gmt)
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            // An exit on each of the last 70 days (UTC), the user's zone.
+            var events: [JSON] = []
+            var ids: [UUID] = []
+            for back in 0..<70 {
+                let id = UUID()
+                ids.append(id)
+                var event = Wire.usageEvent()
+                event["timestamp"] = WireTime.format(now.addingTimeInterval(-Double(back) * 86_400))
+                events.append(Wire.change("usageEvents", id, at: Wire.at(0), record: event))
+            }
+            _ = try await device.push(events)
+            let before = try await Self.usageStreak(device)
+            #expect(before == 70)
+
+            // Archive every month that ended more than 10 days ago.
+            let report = try await world.database.withPool(size: 1) { pool in
+                try await MaintenanceStore(pool: pool).run(retention: .init(tombstones: 90 * 86_400, pushBatches: 90 * 86_400, conflicts: 90 * 86_400, usageEvents: 10 * 86_400))
+            }
+            #expect(!report.partitionsArchived.isEmpty)
+
+            // The oldest event again: stored long ago and archived since, so unchanged, with no
+            // version that was never written.
+            let retry = try await device.push([events[69]])
+            #expect(retry.status(0) == "unchanged", "\(retry.result(0))")
+            #expect(retry.result(0)["serverVersion"] == nil)
+            // A push recomputes the streak: the archived exits still count.
+            _ = try await device.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())])
+            #expect(try await Self.usageStreak(device) == 70, "today \(today)")
+        }
+    }
+
+    static func usageStreak(_ device: SyncClient) async throws -> Int? {
+        let records = try await device.pullAll().changes.filter { $0["collection"] as? String == "usageStreak" }
+        return (records.last?["record"] as? JSON)?["currentDayCount"] as? Int
     }
 }

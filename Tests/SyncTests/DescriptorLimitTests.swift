@@ -5,6 +5,7 @@ import TestSupport
 
 #if canImport(Glibc)
 import Glibc
+import SyncTestSupport
 #endif
 
 /// Issue 25, item 6: descriptors. `serve` raises its soft open-file limit to the hard one,

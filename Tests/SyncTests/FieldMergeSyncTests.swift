@@ -2,6 +2,7 @@ import Foundation
 import HabitSyncDomain
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// Habits, reminders, selected apps and user settings merge field by field (protocol.md,
 /// "Merging fields"), through HTTP and PostgreSQL: edits of different fields on two devices

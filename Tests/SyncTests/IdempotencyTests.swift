@@ -6,6 +6,7 @@ import HabitSyncDomain
 import HabitSyncStore
 import LibPQClient
 import Testing
+import SyncTestSupport
 import TestSupport
 
 @Suite struct IdempotencyTests {
@@ -82,14 +83,6 @@ import TestSupport
     }
 
     /// Pushes through the store the server calls, without HTTP; the per-change results of a 200.
-    static func push(_ changes: [JSON], through store: PushStore, as identity: VerifiedIdentity) async throws -> [JSON] {
-        let body = try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])
-        let request = try PushRequest.parse(bytes: Array(body), maximumChanges: 1000)
-        let (outcome, _) = try await store.push(identity: identity, deviceID: "phone", request: request, requestHash: Array(SHA256.hash(data: body)))
-        guard case .response(200, let bytes, false) = outcome, let json = try JSONSerialization.jsonObject(with: Data(bytes)) as? JSON else { return [] }
-        return json["results"] as? [JSON] ?? []
-    }
-
     /// Counted on a pool of one connection that nothing else uses (the server's pool also
     /// reloads tenant keys now and then, which moved a pool-wide count under load), through
     /// the same PushStore the server calls.
@@ -114,7 +107,7 @@ import TestSupport
                 }
                 return changes
             }
-            func push(_ changes: [JSON]) async throws -> [JSON] { try await Self.push(changes, through: store, as: identity) }
+            func push(_ changes: [JSON]) async throws -> [JSON] { try await StorePush.results(changes, through: store, as: identity) }
             // Warm the connection and the time-zone catalog so that neither is counted.
             _ = try await push(mixedBatch(10, offset: 0))
             var costs: [Int: Int] = [:]
@@ -138,7 +131,7 @@ import TestSupport
         try await world.database.withPool(size: 1, role: "habitsync_app") { pool in
             let store = PushStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout)
             let identity = VerifiedIdentity.trusted(tenantID: world.tenant, userID: "bob")
-            func push(_ changes: [JSON]) async throws -> [JSON] { try await Self.push(changes, through: store, as: identity) }
+            func push(_ changes: [JSON]) async throws -> [JSON] { try await StorePush.results(changes, through: store, as: identity) }
             let habit = UUID()
             _ = try await push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit())])
             let mixes: [(name: String, make: (Int, Int) -> [JSON])] = [

@@ -7,6 +7,7 @@ import JWTKit
 import ServerHarness
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// An app on the device SDK syncing with its identity provider's own token, beside a device
 /// of the same user on a tenant-key token: one user, whichever way the token came.

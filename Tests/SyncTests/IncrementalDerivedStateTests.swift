@@ -5,6 +5,7 @@ import LibPQClient
 import SeededRandom
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// The derived state a push maintains incrementally (stored month summaries, the ledger's
 /// running total) equals a recompute from scratch after every random edit of a long history.

@@ -2,6 +2,15 @@ import Foundation
 import HabitSyncDomain
 import Testing
 import TestSupport
+import SyncTestSupport
+import FoundationNetworking
+import HabitSyncAuth
+import HabitSyncServer
+import HabitSyncStore
+import LibPQClient
+import Logging
+import ServerHarness
+import Synchronization
 
 /// The LWW rules of protocol.md, table-driven over every LWW collection, through HTTP.
 @Suite struct LastWriterWinsTests {
@@ -107,6 +116,46 @@ import TestSupport
                 let toOtherDevice = try await world.count("conflict_log", where: "collection = '\(testCase.collection)' AND field IS NOT NULL AND incoming_updated_by = 'dev-A' AND winning_updated_by = 'dev-B'")
                 #expect(toOtherDevice == 1)
             }
+        }
+    }
+
+    @Test func unchangedIsDecidedOnTheStoredColumns() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            let habit = UUID()
+            var changes: [JSON] = [
+                Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit()),
+                Wire.change("reminders", UUID(), at: Wire.at(0), record: Wire.reminder(habit: habit)),
+                Wire.change("dailyProgress", UUID(), at: Wire.at(0), record: Wire.progress(habit: habit)),
+                Wire.change("focusSessions", UUID(), at: Wire.at(0), record: Wire.focus()),
+                Wire.change("selectedApps", UUID(), at: Wire.at(0), record: Wire.selectedApp()),
+                Wire.change("userSettings", UUID(), at: Wire.at(0), record: Wire.settings()),
+                Wire.change("xpTransactions", UUID(), at: Wire.at(0), record: Wire.xp()),
+                Wire.change("usageEvents", UUID(), at: Wire.at(0), record: Wire.usageEvent()),
+                Wire.change("achievements", UUID(), at: Wire.at(0), record: Wire.achievement()),
+            ]
+            changes.append(Wire.change("selectedApps", UUID(), at: Wire.at(0), record: nil))
+            let first = try await device.push(changes)
+            #expect((0..<changes.count).allSatisfy { first.status($0) == "applied" }, "\(first.results)")
+            // The same changes in a new batch: every one is unchanged.
+            let again = try await device.push(changes)
+            for index in 0..<changes.count {
+                let collection = changes[index]["collection"] as? String ?? "?"
+                let status = again.status(index)
+                #expect(status == "unchanged", "\(collection): \(status ?? "none")")
+            }
+            // Stored content edited behind the API's back, same LWW key: no longer the same.
+            try await world.database.withPool(size: 1) { pool in
+                try await pool.withTransaction { connection in
+                    try await connection.query("SELECT set_config('habitsync.tenant_id', \(world.tenant.uuidString.lowercased()), true), set_config('habitsync.scope', 'tenant', true)")
+                    try await connection.query("UPDATE habits SET goal_unit = 'minutes' WHERE id = \(habit)")
+                }
+            }
+            // Habits merge field by field: the two values of goalUnit at one key are settled by
+            // their bytes ("pages" after "minutes"), so the change is written again.
+            let edited = try await device.push([changes[0]])
+            #expect(edited.status(0) == "applied", "\(edited.result(0))")
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import LibPQClient
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// `habitsync-server import-legacy` on the two fixtures, as an admin runs it.
 @Suite struct LegacyImportTests {

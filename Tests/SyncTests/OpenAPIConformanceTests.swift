@@ -3,6 +3,7 @@ import HabitSyncDomain
 import ServerHarness
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// Responses of the real server, over HTTP, checked against the served OpenAPI document.
 @Suite struct OpenAPIConformanceTests {

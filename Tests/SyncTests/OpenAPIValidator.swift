@@ -1,6 +1,7 @@
 import Foundation
 import HabitSyncDomain
 import Yams
+import SyncTestSupport
 
 /// Checks JSON values against the schemas of the repository's OpenAPI document: the subset of
 /// JSON Schema 2020-12 that document uses ($ref, type (with "null"), enum, const, not,

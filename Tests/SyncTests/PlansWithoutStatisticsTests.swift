@@ -42,7 +42,7 @@ import TestSupport
         let today = lastDay
         let dayNumber = today.dayNumber
         return [
-            PushBatch.storedProgressDays(tenant: tenant, user: user, ids: [UUID(), UUID()], habits: [habits[0]], dates: [today.description]),
+            PushBatch.storedProgressDays(tenant: tenant, user: user, ids: [UUID(), UUID()], habits: [habits[0]], dates: [today]),
             DerivedStateQueries.progress(tenant: tenant, user: user, habits: habits, in: [(dayNumber - 1)...dayNumber]),
             PullStore.pageQuery([.dailyProgress], tenant: tenant, user: user, after: max(latestVersion - 5, 0), limit: 10, tombstoneFloor: 0),
         ]

@@ -3,6 +3,14 @@ import HabitSyncDomain
 import LibPQClient
 import Testing
 import TestSupport
+import SyncTestSupport
+import FoundationNetworking
+import HabitSyncAuth
+import HabitSyncServer
+import HabitSyncStore
+import Logging
+import ServerHarness
+import Synchronization
 
 /// Daily progress merges as a counter (protocol 2's `increment`), through HTTP and PostgreSQL:
 /// concurrent additions add up, a replayed batch counts once, a set absorbs exactly the
@@ -197,6 +205,22 @@ import TestSupport
             }
             #expect(try await world.count("daily_progress_additions") == stored)
             #expect(try await world.count("conflict_log", where: "error_code = 'refused_by_database'") == 0)
+        }
+    }
+
+    /// Found by the fuzzer: a delete of a progress id the server never saw leaves a tombstone
+    /// without a natural key, and the next progress push failed decoding it (500).
+    @Test func aTombstoneOfAnUnknownProgressIdDoesNotBreakLaterPushes() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let device = try await world.client(server, user: "alice")
+            let habit = UUID(), unknown = UUID()
+            _ = try await device.push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit()),
+                                       Wire.change("dailyProgress", unknown, at: Wire.at(0), record: nil)])
+            let reply = try await device.push([Wire.change("dailyProgress", unknown, at: Wire.at(1), record: Wire.progress(habit: habit)),
+                                               Wire.change("dailyProgress", UUID(), at: Wire.at(2), record: Wire.progress(habit: habit, date: "2026-11-19"))])
+            #expect(reply.status == 200)
+            #expect(reply.status(0) == "applied" && reply.status(1) == "applied", "\(reply.results)")
         }
     }
 }

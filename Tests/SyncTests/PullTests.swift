@@ -3,6 +3,12 @@ import HabitSyncStore
 import LibPQClient
 import Testing
 import TestSupport
+import SyncTestSupport
+import FoundationNetworking
+import HabitSyncAuth
+import HabitSyncDomain
+import HabitSyncServer
+import ServerHarness
 
 @Suite struct PullTests {
     @Test func pagesFollowServerVersionsWithHasMoreAndACollectionFilter() async throws {
@@ -80,5 +86,71 @@ import TestSupport
         #expect(!report.partitionsArchived.contains { $0 >= "usage_events_2026_10" })
         let archived = try await world.count("pg_tables", where: "schemaname = 'archive' AND tablename = 'usage_events_2024_01'")
         #expect(archived == 1)
+    }
+
+    @Test func aNewDeviceCompletesWithAnyLimitAndFilterAfterAPurge() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let old = try await world.client(server, user: "alice")
+            let habits = (0..<5).map { _ in UUID() }
+            _ = try await old.push(habits.enumerated().map { Wire.change("habits", $1, at: Wire.at(Double($0)), record: Wire.habit(name: "H\($0)")) })
+            _ = try await old.push([Wire.change("usageEvents", UUID(), at: Wire.at(1), record: Wire.usageEvent())])
+            let oldCursor = try await old.pullAll().cursor
+            // Delete the newest habits: the live ones end below the purge horizon.
+            _ = try await old.push([Wire.change("habits", habits[3], at: Wire.at(20), record: nil), Wire.change("habits", habits[4], at: Wire.at(21), record: nil)])
+            let report = try await world.database.withPool(size: 1) { pool in
+                try await MaintenanceStore(pool: pool).run(retention: .init(tombstones: 0.001, pushBatches: 90 * 86_400, conflicts: 90 * 86_400, usageEvents: 90 * 86_400),
+                                                           now: Date().addingTimeInterval(1))
+            }
+            #expect(report.tombstonesPurged == 2)
+            let live = Set(habits.prefix(3).map { $0.uuidString.lowercased() })
+            for collections in [nil, "habits", "habits,usageEvents", "usageEvents"] as [String?] {
+                for limit in [1, 2, 500] {
+                    let device = try await world.client(server, user: "alice", device: "new-\(limit)")
+                    var cursor: String?
+                    var seen: [JSON] = []
+                    var pages = 0
+                    while pages < 50 {
+                        pages += 1
+                        let page = try await device.pull(cursor: cursor, limit: limit, collections: collections)
+                        #expect(page.status == 200, "collections \(collections ?? "all"), limit \(limit), page \(pages): \(page.status) \(page.json)")
+                        guard page.status == 200 else { break }
+                        seen += page.changes
+                        cursor = page.cursor
+                        if !page.hasMore { break }
+                    }
+                    #expect(pages < 50, "collections \(collections ?? "all"), limit \(limit): never finished")
+                    let habitIDs = Set(seen.filter { $0["collection"] as? String == "habits" }.compactMap { $0["id"] as? String })
+                    let wantsHabits = collections == nil || collections!.contains("habits")
+                    #expect(habitIDs == (wantsHabits ? live : []), "collections \(collections ?? "all"), limit \(limit)")
+                    #expect(!seen.contains { $0["op"] as? String == "delete" })
+                    // The finished cursor keeps working for incremental pulls of the same collections.
+                    #expect(try await device.pull(cursor: cursor, collections: collections).status == 200)
+                }
+            }
+            // A cursor from before the purge is really below the horizon.
+            #expect(try await old.pull(cursor: oldCursor).status == 410)
+            // A cursor belongs to its collections.
+            let filtered = try await old.pull(collections: "habits")
+            let mixed = try await old.pull(cursor: filtered.cursor, collections: "usageEvents")
+            #expect(mixed.status == 400)
+            #expect(mixed.errorCode == "invalid_parameter")
+        }
+    }
+
+    @Test func aRecordDeletedDuringAnInitialSyncArrivesAsATombstone() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let phone = try await world.client(server, user: "alice")
+            let habits = (0..<3).map { _ in UUID() }
+            _ = try await phone.push(habits.enumerated().map { Wire.change("habits", $1, at: Wire.at(Double($0)), record: Wire.habit(name: "H\($0)")) })
+            let watch = try await world.client(server, user: "alice", device: "watch")
+            let first = try await watch.pull(limit: 1)
+            #expect(first.changes.first?["id"] as? String == habits[0].uuidString.lowercased())
+            _ = try await phone.push([Wire.change("habits", habits[0], at: Wire.at(10), record: nil)])
+            var rest = try await watch.pullAll(from: first.cursor, limit: 1).changes
+            rest = rest.filter { $0["id"] as? String == habits[0].uuidString.lowercased() }
+            #expect(rest.count == 1 && rest.first?["op"] as? String == "delete", "\(rest)")
+        }
     }
 }

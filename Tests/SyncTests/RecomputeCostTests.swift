@@ -2,6 +2,7 @@ import Foundation
 import HabitSyncDomain
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// Derived state is a full per-user recompute: this measures what a push costs with a year of
 /// history against a push with none (printed, never asserted: machines here are noisy).

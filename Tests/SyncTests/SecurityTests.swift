@@ -7,6 +7,12 @@ import ServerHarness
 import Testing
 import TestSupport
 import _CryptoExtras
+import SyncTestSupport
+import FoundationNetworking
+import HabitSyncDomain
+import HabitSyncServer
+import Logging
+import Synchronization
 
 /// Tenants and users never see or touch each other's records, and every bad token is the same 401.
 @Suite struct SecurityTests {
@@ -99,6 +105,110 @@ import _CryptoExtras
             #expect(bodies.count == Set(expectedCodes.values).count, "one body per code, the same for every token of that code")
             let ok = try await TestHTTP.request("GET", server.baseURL + "/v1/sync/pull", headers: ["Authorization": "Bearer \(valid)"])
             #expect(ok.status == 200)
+        }
+    }
+
+    @Test func aSubjectWithANULOrControlCharacterIsRefusedLikeABadSignature() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let alice = try await world.client(server, user: "alice")
+            #expect(try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status == 200)
+            for subject in ["alice\u{0}x", "\u{0}", "alice\n", "\u{7F}", " alice", String(repeating: "a", count: 256)] {
+                let token = try await world.token(user: subject)
+                for path in ["/v1/sync/pull", "/v1/stats/habits", "/v1/stats/focus"] {
+                    let reply = try await TestHTTP.request("GET", server.baseURL + path, headers: ["Authorization": "Bearer \(token)"])
+                    #expect(reply.status == 401, "\(subject.debugDescription) \(path): \(reply.status) \(reply.text.prefix(200))")
+                }
+            }
+            // What identity providers issue still works.
+            for subject in ["auth0|5f3c9a", "alice@example.com", "é-ü 名前", "o'brien", "back\\slash", String(repeating: "a", count: 255)] {
+                let device = SyncClient(baseURL: server.baseURL, token: try await world.token(user: subject), device: "d")
+                #expect(try await device.pull().status == 200, "\(subject)")
+            }
+        }
+    }
+
+    @Test func withoutAUserEveryPolicyDeniesUnlessTheScopeIsTenantWide() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let alice = try await world.client(server, user: "alice")
+            _ = try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())])
+        }
+        try await world.database.withPool(size: 1, role: "habitsync_app") { pool in
+            // SET LOCAL, as the server sets them (on Citus the only form the workers see).
+            let tenant = "SET LOCAL habitsync.tenant_id = '\(world.tenant.uuidString.lowercased())'"
+            let cases: [(String, Int)] = [
+                ("\(tenant); SET LOCAL habitsync.user_id = ''", 0),
+                (tenant, 0),
+                ("\(tenant); SET LOCAL habitsync.user_id = ''; SET LOCAL habitsync.scope = 'user'", 0),
+                ("\(tenant); SET LOCAL habitsync.user_id = 'bob'", 0),
+                ("\(tenant); SET LOCAL habitsync.user_id = 'alice'", 1),
+                ("\(tenant); SET LOCAL habitsync.scope = 'tenant'", 1),
+            ]
+            for (settings, expected) in cases {
+                let visible = try await pool.withTransaction { connection in
+                    try await connection.simpleQuery(unsafeSQL: settings)
+                    return try await connection.query("SELECT count(*) AS n FROM habits").single().decode("n", as: Int.self)
+                }
+                #expect(visible == expected, "\(settings)")
+            }
+            var refused = false
+            do {
+                try await pool.withTransaction { try await RequestScope.set(on: $0, tenantID: world.tenant, userID: "") }
+            } catch is RequestScope.EmptyUser {
+                refused = true
+            }
+            #expect(refused)
+            // The scope is written into `SET LOCAL` commands as literals: whatever a valid
+            // subject holds arrives as the same setting, and nothing else runs.
+            for subject in ["o'brien", "back\\slash", "\\'; SET LOCAL ROLE postgres; --", "é-ü 名前\u{301}", String(repeating: "'\\", count: 127)] {
+                let seen = try await pool.withTransaction { connection in
+                    try await RequestScope.set(on: connection, tenantID: world.tenant, userID: subject)
+                    return try await connection.query("SELECT current_setting('habitsync.user_id') AS u, current_user::text AS r").single()
+                }
+                #expect(try seen.decode("u", as: String.self) == subject)
+                #expect(try seen.decode("r", as: String.self) == "habitsync_app")
+            }
+        }
+    }
+
+    @Test func unknownTenantsAreCachedApartAndCannotEvictRealOnes() async throws {
+        let world = try await SyncWorld.make()
+        try await world.database.withPool(size: 1, role: "habitsync_app") { pool in
+            let authenticator = Authenticator(tenants: TenantStore(pool: pool), cacheLifetime: .seconds(3600), maximumUnknownTenants: 100)
+            let logger = Logger(label: "test")
+            let real = try await world.token(user: "alice")
+            #expect(try await authenticator.authenticate(authorization: "Bearer \(real)", logger: logger) != nil)
+            let forgedKey = TenantKey.generatedSecret()
+            let forged = try await TokenMinter.mint(tenantID: UUID(), userID: "mallory", key: forgedKey, ttl: 3600)
+            let before = pool.roundTrips.count
+            #expect(try await authenticator.authenticate(authorization: "Bearer \(forged)", logger: logger) == nil)
+            let afterFirst = pool.roundTrips.count
+            #expect(afterFirst > before, "the first sight of an unknown tenant reads the database")
+            for _ in 0..<5 { #expect(try await authenticator.authenticate(authorization: "Bearer \(forged)", logger: logger) == nil) }
+            #expect(pool.roundTrips.count == afterFirst, "an unknown tenant seen again costs nothing")
+            // A flood of distinct forged tenants fills only the bounded unknown cache.
+            for _ in 0..<250 {
+                let token = try await TokenMinter.mint(tenantID: UUID(), userID: "mallory", key: forgedKey, ttl: 3600)
+                _ = try await authenticator.authenticate(authorization: "Bearer \(token)", logger: logger)
+            }
+            #expect(authenticator.unknownTenantsCached == 100)
+            let beforeReal = pool.roundTrips.count
+            #expect(try await authenticator.authenticate(authorization: "Bearer \(real)", logger: logger) != nil)
+            #expect(pool.roundTrips.count == beforeReal, "the real tenant's keys stayed cached")
+        }
+    }
+
+    @Test func aDeviceCannotPoseAsTheServer() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            for name in ["server", "Server", "SERVER"] {
+                let device = try await world.client(server, user: "alice", device: name)
+                let reply = try await device.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())])
+                #expect(reply.status == 400)
+                #expect((reply.json["error"] as? JSON)?["code"] as? String == "invalid_device_id")
+            }
+            #expect(try await world.count("habits") == 0)
         }
     }
 }

@@ -3,6 +3,7 @@ import HabitSyncServer
 import ServerHarness
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// Issue 25, item 1: a stalled or trickling upload costs only its sender. Before, a push
 /// reserved its decoding budget from the declared length before reading a byte and waited for

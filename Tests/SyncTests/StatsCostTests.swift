@@ -6,6 +6,7 @@ import LibPQClient
 import ServerHarness
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// Issue 25, item 3: statistics cost what the asked range holds, and one user cannot fill the
 /// pool with them. Before, the habit statistics generated every day of every habit's life and

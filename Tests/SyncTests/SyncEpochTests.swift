@@ -7,6 +7,7 @@ import LibPQClient
 import ServerHarness
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// Devices prove they hold what the server holds (protocol.md, "Epochs" and "Digests"): a
 /// cursor or event id ahead of the user's counter, a push or pull from another epoch, an old

@@ -7,6 +7,7 @@ import HabitSyncStore
 import LibPQClient
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// Swift's validation and PostgreSQL's constraints agree exactly: for every validated field and
 /// a generated set of edge values, whatever Swift accepts the database stores, and whatever the

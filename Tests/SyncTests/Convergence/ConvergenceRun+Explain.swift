@@ -3,6 +3,7 @@ import HabitSyncClient
 import HabitSyncDomain
 import LibPQClient
 import TestSupport
+import SyncTestSupport
 
 extension ConvergenceRun {
     /// Everything known of one record that differs, for the failure message: both values, the

@@ -5,6 +5,7 @@ import HabitSyncDomain
 import HabitSyncStore
 import Testing
 import TestSupport
+import SyncTestSupport
 
 /// Several users, each with several SDK devices, editing at random against the real server
 /// through a faulty network, with offline periods, skewed clocks, app restarts in the middle
