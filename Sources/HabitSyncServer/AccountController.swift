@@ -14,13 +14,13 @@ struct AccountController: Sendable {
     let metrics: ServerMetrics
     let limiter: ExpensiveReadLimiter
 
-    func addRoutes(to group: RouterGroup<HabitSyncRequestContext>) {
+    func addRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.get("account/export") { request, context in try await handleExport(request, context) }
         group.delete("account") { request, context in try await handleErase(request, context) }
     }
 
-    func handleExport(_ request: Request, _ context: HabitSyncRequestContext) async throws -> Response {
-        guard let identity = context.identity else { throw APIError.unauthorized }
+    func handleExport(_ request: Request, _ context: AuthenticatedRequestContext) async throws -> Response {
+        let identity = context.identity
         try Self.refuseParameters(request)
         // Refused before the 200 is sent; afterwards a failure can only cut the download short
         // (the JSON is then incomplete, which a reader notices).
@@ -46,8 +46,8 @@ struct AccountController: Sendable {
         })
     }
 
-    func handleErase(_ request: Request, _ context: HabitSyncRequestContext) async throws -> Response {
-        guard let identity = context.identity else { throw APIError.unauthorized }
+    func handleErase(_ request: Request, _ context: AuthenticatedRequestContext) async throws -> Response {
+        let identity = context.identity
         try Self.refuseParameters(request)
         let report = try await accounts.eraseUser(tenant: identity.tenantID, user: identity.userID)
         metrics.recordAccountErased()
@@ -59,7 +59,7 @@ struct AccountController: Sendable {
 
     private static func refuseParameters(_ request: Request) throws {
         for (name, _) in request.uri.queryParameters {
-            throw APIError(status: .badRequest, code: "invalid_parameter", message: "unknown query parameter '\(TextRules.quoted(String(name)))' (none are taken)", field: TextRules.quoted(String(name)))
+            throw APIError.unknownParameter(name, accepted: "none are taken")
         }
     }
 }

@@ -34,6 +34,7 @@ public func buildApplication(
     let authenticator = Authenticator(tenants: TenantStore(pool: pool), issuers: IssuerStore(pool: pool),
                                       issuerKeys: IssuerKeyCache(settings: configuration.identity, logger: logger, metrics: metrics))
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
+        .group(context: AuthenticatedRequestContext.self)
     // Read once, shared by every push; read as soon as the server listens (not before: a start
     // that fails to bind must not leave a query running) so that the first pushes seldom wait.
     let timeZones = TimeZoneCatalog()

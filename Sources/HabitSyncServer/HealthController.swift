@@ -31,16 +31,16 @@ struct HealthController: Sendable {
 
     private func ready() async throws -> Response {
         if readiness.isShuttingDown {
-            return Self.json(.serviceUnavailable, ["status": "shutting_down"])
+            return Self.notReady(["status": "shutting_down"])
         }
         let version: Int
         do {
             version = try await schemaVersion()
         } catch {
-            return Self.json(.serviceUnavailable, ["status": "database_unreachable"])
+            return Self.notReady(["status": "database_unreachable"])
         }
         guard version >= binaryHeadVersion else {
-            return Self.json(.serviceUnavailable, ["status": "schema_behind", "schemaVersion": version, "binaryHeadVersion": binaryHeadVersion])
+            return Self.notReady(["status": "schema_behind", "schemaVersion": version, "binaryHeadVersion": binaryHeadVersion])
         }
         var body: [String: any Sendable] = ["status": "ready", "schemaVersion": version, "binaryHeadVersion": binaryHeadVersion]
         // The workers' probe is the newest word from the database: when it fails, the
@@ -50,14 +50,14 @@ struct HealthController: Sendable {
         do {
             workers = try await DistributionStore(pool: pool).workerReachability()
         } catch {
-            return Self.json(.serviceUnavailable, ["status": "database_unreachable"])
+            return Self.notReady(["status": "database_unreachable"])
         }
         if let workers, !workers.isEmpty {
             body["workers"] = Dictionary(workers.map { ($0.node, $0.reachable ? "reachable" : "unreachable") }) { first, _ in first }
             let unreachable = workers.filter { !$0.reachable }.count
             if unreachable == workers.count {
                 body["status"] = "workers_unreachable"
-                return Self.json(.serviceUnavailable, body)
+                return Self.notReady(body)
             }
             if unreachable > 0 { body["status"] = "degraded" }
         }
@@ -72,8 +72,13 @@ struct HealthController: Sendable {
 
     static func json(_ status: HTTPResponse.Status, _ object: [String: any Sendable]) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        var response = Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
-        if status == .serviceUnavailable { response.headers[.retryAfter] = "2" }
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Not ready: the status and retry hint of the error table's `notReady`.
+    static func notReady(_ object: [String: any Sendable]) -> Response {
+        var response = json(APIErrorKind.notReady.status, object)
+        response.headers[.retryAfter] = String(APIErrorKind.notReady.retryAfterSeconds)
         return response
     }
 }

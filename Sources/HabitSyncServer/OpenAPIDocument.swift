@@ -9,7 +9,7 @@ enum OpenAPIDocument {
 
     static func addRoute(to router: Router<some RequestContext>) {
         router.get("openapi.yaml") { _, _ -> Response in
-            guard let bytes else { throw APIError(status: .notFound, code: "not_found", message: "the OpenAPI document is not installed beside the binary") }
+            guard let bytes else { throw APIError(.notFound, "the OpenAPI document is not installed beside the binary") }
             return Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
     }

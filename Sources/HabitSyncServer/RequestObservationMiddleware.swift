@@ -26,15 +26,15 @@ struct RequestObservationMiddleware: RouterMiddleware {
             response = try await next(request, context)
         } catch {
             var apiError = APIError.from(error)
-            if apiError.status == .notFound, let allowed = routes.methods(for: request.uri.path) {
+            if apiError.kind == .notFound, let allowed = routes.methods(for: request.uri.path) {
                 // The path exists, the method does not: 405 with the methods it has.
-                apiError = APIError(status: .methodNotAllowed, code: "method_not_allowed",
-                                    message: "\(request.method.rawValue) is not supported on this path; use \(allowed.joined(separator: " or "))")
+                apiError = APIError(.methodNotAllowed,
+                                    "\(request.method.rawValue) is not supported on this path; use \(allowed.joined(separator: " or "))")
                 apiError.allowedMethods = allowed
             }
             // A bug (500) or an unexpected database error is logged; a 503 the server chose
             // (database lost, busy, memory budget) is not an error of this request.
-            if apiError.status == .internalServerError || (error as? PGError)?.kind == .server {
+            if apiError.kind == .internalError || (error as? PGError)?.kind == .server {
                 // PGError's description carries SQLSTATE and the server's message, never parameters.
                 let detail = (error as? PGError).map { "\($0)" } ?? String(reflecting: type(of: error))
                 context.logger.error("request failed", metadata: ["error": .string(detail)])

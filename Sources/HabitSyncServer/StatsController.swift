@@ -10,19 +10,19 @@ struct StatsController: Sendable {
     let stats: StatsStore
     let limiter: ExpensiveReadLimiter
 
-    func addRoutes(to group: RouterGroup<HabitSyncRequestContext>) {
+    func addRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.get("stats/habits") { request, context in
-            guard let identity = context.identity else { throw APIError.unauthorized }
+            let identity = context.identity
             let query = request.uri.queryParameters
             for (name, _) in query where name != "from" && name != "to" {
-                throw APIError(status: .badRequest, code: "invalid_parameter", message: "unknown query parameter '\(TextRules.quoted(String(name)))' (from, to)", field: TextRules.quoted(String(name)))
+                throw APIError.unknownParameter(name, accepted: "from, to")
             }
             func date(_ name: String) throws -> LocalDate? {
                 guard let text = query[Substring(name)] else { return nil }
                 let years = LocalDate.queryYears
                 guard let date = LocalDate(String(text), years: years) else {
-                    throw APIError(status: .badRequest, code: "invalid_parameter",
-                                   message: "\(name) must be a date yyyy-MM-dd in years \(years.lowerBound)–\(years.upperBound), not '\(TextRules.quoted(String(text)))'", field: name)
+                    throw APIError(.invalidParameter,
+                                   "\(name) must be a date yyyy-MM-dd in years \(years.lowerBound)–\(years.upperBound), not '\(TextRules.quoted(String(text)))'", field: name)
                 }
                 return date
             }
@@ -30,16 +30,16 @@ struct StatsController: Sendable {
             if let end = try date("to") { to = end } else { to = try await stats.today(identity) }
             let from = try date("from") ?? to.adding(days: -29)
             guard from <= to, to.dayNumber - from.dayNumber <= 3660 else {
-                throw APIError(status: .badRequest, code: "invalid_parameter", message: "from must not be after to, and the range at most 10 years", field: "from")
+                throw APIError(.invalidParameter, "from must not be after to, and the range at most 10 years", field: "from")
             }
             return Self.json(try await limiter.run(identity, kind: "stats") { try await stats.habitStats(identity, from: from, to: to) })
         }
         group.get("stats/focus") { _, context in
-            guard let identity = context.identity else { throw APIError.unauthorized }
+            let identity = context.identity
             return Self.json(try await limiter.run(identity, kind: "stats") { try await stats.focusStats(identity) })
         }
         group.get("stats/usage") { _, context in
-            guard let identity = context.identity else { throw APIError.unauthorized }
+            let identity = context.identity
             return Self.json(try await limiter.run(identity, kind: "stats") { try await stats.usageStats(identity) })
         }
     }

@@ -18,7 +18,7 @@ struct SyncController: Sendable {
     let metrics: ServerMetrics
     let bodyBudget: RequestBodyBudget
 
-    func addRoutes(to group: RouterGroup<HabitSyncRequestContext>) {
+    func addRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.post("sync/push") { request, context in try await handlePush(request, context) }
         group.get("sync/pull") { request, context in try await handlePull(request, context) }
     }
@@ -27,25 +27,25 @@ struct SyncController: Sendable {
 
     static func deviceID(_ request: Request) throws -> String {
         guard let value = request.headers[.deviceID] else {
-            throw APIError(status: .badRequest, code: "missing_device_id", message: "the X-Device-Id header (1–100 characters) is required on push", field: "X-Device-Id")
+            throw APIError(.missingDeviceID, "the X-Device-Id header (1–100 characters) is required on push", field: "X-Device-Id")
         }
         guard (1...100).contains(value.unicodeScalars.count), TextRules.firstControlCharacter(in: value) == nil else {
-            throw APIError(status: .badRequest, code: "invalid_device_id", message: "X-Device-Id must be 1–100 printable characters", field: "X-Device-Id")
+            throw APIError(.invalidDeviceID, "X-Device-Id must be 1–100 printable characters", field: "X-Device-Id")
         }
         // `server` authors the server's own writes (cascades, abandoned sessions, awards) and
         // breaks LWW ties: no device may pose as it.
         guard value.lowercased() != "server" else {
-            throw APIError(status: .badRequest, code: "invalid_device_id", message: "X-Device-Id 'server' is reserved for the server's own writes", field: "X-Device-Id")
+            throw APIError(.invalidDeviceID, "X-Device-Id 'server' is reserved for the server's own writes", field: "X-Device-Id")
         }
         return value
     }
 
-    func handlePush(_ request: Request, _ context: HabitSyncRequestContext) async throws -> Response {
-        guard let identity = context.identity else { throw APIError.unauthorized }
+    func handlePush(_ request: Request, _ context: AuthenticatedRequestContext) async throws -> Response {
+        let identity = context.identity
         let device = try Self.deviceID(request)
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         guard contentType.hasPrefix("application/json") else {
-            throw APIError(status: .unsupportedMediaType, code: "unsupported_media_type", message: "push bodies are JSON: send Content-Type: application/json")
+            throw APIError(.unsupportedMediaType, "push bodies are JSON: send Content-Type: application/json")
         }
         // The memory this push may hold is reserved as its body arrives and, once it is whole,
         // for everything decoding it builds; a stalled upload holds only what it sent.
@@ -67,7 +67,7 @@ struct SyncController: Sendable {
         switch outcome {
         case .batchConflict:
             metrics.recordBatch(outcome: "conflict")
-            throw APIError(status: .conflict, code: "batch_conflict", message: "batchId \(parsed.batchId.uuidString.lowercased()) was already used for a different batch; use a new batchId", field: "batchId")
+            throw APIError(.batchConflict, "batchId \(parsed.batchId.uuidString.lowercased()) was already used for a different batch; use a new batchId", field: "batchId")
         case .response(let status, let bytes, let replayed):
             metrics.recordBatch(outcome: replayed ? "replayed" : "applied")
             metrics.recordPushed(tally)
@@ -77,7 +77,7 @@ struct SyncController: Sendable {
     }
 
     private var tooLarge: APIError {
-        APIError(status: .contentTooLarge, code: "too_large", message: "the request body is larger than \(limits.maximumBodyBytes) bytes; send fewer changes per batch")
+        APIError(.tooLarge, "the request body is larger than \(limits.maximumBodyBytes) bytes; send fewer changes per batch")
     }
 
     /// The body, gunzipped when `Content-Encoding: gzip`, never larger than the limit; what has
@@ -87,7 +87,7 @@ struct SyncController: Sendable {
         switch request.headers[.contentEncoding]?.lowercased() {
         case nil, "identity": gzip = false
         case "gzip": gzip = true
-        default: throw APIError(status: .unsupportedMediaType, code: "unsupported_encoding", message: "Content-Encoding may be gzip or identity")
+        default: throw APIError(.unsupportedEncoding, "Content-Encoding may be gzip or identity")
         }
         var buffer = ByteBuffer()
         do {
@@ -103,7 +103,7 @@ struct SyncController: Sendable {
         } catch let error as SlowClientGuard.UploadTooSlow {
             throw error
         } catch {
-            throw APIError(status: .badRequest, code: "malformed_request", message: "the request body ended before it was complete")
+            throw APIError(.malformedRequest, "the request body ended before it was complete")
         }
         guard gzip else { return Array(buffer.readableBytesView) }
         // Room to inflate into (at most the body limit), but never more than the whole budget:
@@ -114,7 +114,7 @@ struct SyncController: Sendable {
         } catch let error as CompressNIOError where error == .bufferOverflow {
             throw tooLarge
         } catch {
-            throw APIError(status: .badRequest, code: "invalid_encoding", message: "the body is not valid gzip")
+            throw APIError(.invalidEncoding, "the body is not valid gzip")
         }
         return Array(buffer.readableBytesView)
     }
@@ -123,23 +123,23 @@ struct SyncController: Sendable {
 
     static let pullParameters: Set<String> = ["cursor", "limit", "collections"]
 
-    func handlePull(_ request: Request, _ context: HabitSyncRequestContext) async throws -> Response {
-        guard let identity = context.identity else { throw APIError.unauthorized }
+    func handlePull(_ request: Request, _ context: AuthenticatedRequestContext) async throws -> Response {
+        let identity = context.identity
         let query = request.uri.queryParameters
         for (name, _) in query where !Self.pullParameters.contains(String(name)) {
-            throw APIError(status: .badRequest, code: "invalid_parameter", message: "unknown query parameter '\(TextRules.quoted(String(name)))' (cursor, limit, collections)", field: TextRules.quoted(String(name)))
+            throw APIError.unknownParameter(name, accepted: "cursor, limit, collections")
         }
         var limit = 500
         if let text = query["limit"] {
             guard let value = Int(text), (1...5000).contains(value) else {
-                throw APIError(status: .badRequest, code: "invalid_parameter", message: "limit must be a whole number from 1 to 5000, not '\(TextRules.quoted(String(text)))'", field: "limit")
+                throw APIError(.invalidParameter, "limit must be a whole number from 1 to 5000, not '\(TextRules.quoted(String(text)))'", field: "limit")
             }
             limit = value
         }
         var cursor: PullCursor?
         if let text = query["cursor"], !text.isEmpty {
             guard let parsed = PullCursor(String(text)) else {
-                throw APIError(status: .badRequest, code: "invalid_parameter", message: "cursor is not one this server issued; pull without a cursor to start over", field: "cursor")
+                throw APIError(.invalidParameter, "cursor is not one this server issued; pull without a cursor to start over", field: "cursor")
             }
             cursor = parsed
         }
@@ -148,7 +148,7 @@ struct SyncController: Sendable {
             var chosen: [SyncCollection] = []
             for name in text.split(separator: ",", omittingEmptySubsequences: false) {
                 guard let collection = SyncCollection(rawValue: String(name)) else {
-                    throw APIError(status: .badRequest, code: "invalid_parameter", message: "collections: there is no collection '\(TextRules.quoted(String(name)))'", field: "collections")
+                    throw APIError(.invalidParameter, "collections: there is no collection '\(TextRules.quoted(String(name)))'", field: "collections")
                 }
                 if !chosen.contains(collection) { chosen.append(collection) }
             }

@@ -16,7 +16,7 @@ struct EventsController: Sendable {
     let pull: PullStore
     let metrics: ServerMetrics
 
-    func addRoutes(to group: RouterGroup<HabitSyncRequestContext>) {
+    func addRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.get("sync/events") { request, context in try await handleEvents(request, context) }
     }
 
@@ -25,13 +25,13 @@ struct EventsController: Sendable {
     static func lastSeenVersion(_ request: Request) throws -> Int64? {
         guard let text = request.headers[lastEventHeader] ?? request.uri.queryParameters.get("lastEventId") else { return nil }
         guard let version = Int64(text), version >= 0 else {
-            throw APIError(status: .badRequest, code: "invalid_parameter", message: "Last-Event-ID must be a serverVersion (a whole number ≥ 0)", field: "Last-Event-ID")
+            throw APIError(.invalidParameter, "Last-Event-ID must be a serverVersion (a whole number ≥ 0)", field: "Last-Event-ID")
         }
         return version
     }
 
-    func handleEvents(_ request: Request, _ context: HabitSyncRequestContext) async throws -> Response {
-        guard let identity = context.identity else { throw APIError.unauthorized }
+    func handleEvents(_ request: Request, _ context: AuthenticatedRequestContext) async throws -> Response {
+        let identity = context.identity
         let device = request.headers[.deviceID] == nil ? nil : try SyncController.deviceID(request)
         let lastSeen = try Self.lastSeenVersion(request)
         // Before the stream is registered: a registered stream's idle and lifetime clocks run.
@@ -41,7 +41,7 @@ struct EventsController: Sendable {
             id = try streams.open(tenant: identity.tenantID, user: identity.userID, device: device)
         } catch {
             let scope = error == .userLimit ? "this user already has \(streams.limits.streamsPerUser) open streams" : "this server has as many open streams as it allows"
-            throw APIError(status: .tooManyRequests, code: "too_many_requests", message: scope + "; retry later", retryAfterSeconds: 5)
+            throw APIError(.tooManyStreams, scope + "; retry later")
         }
         metrics.recordOpenStreams(streams.openCount)
         do {
