@@ -59,11 +59,11 @@ public struct DerivedStateAudit: Sendable {
 
     static func snapshot(_ connection: PGConnection, tenant: UUID, user: String) async throws -> Snapshot {
         var records: [String: String] = [:]
-        for row in try await connection.query(DerivedStateQueries.currentRecords(tenant: tenant, user: user)).rows {
+        for row in try await connection.query(DerivedStateQueries.derivedWireRecords(tenant: tenant, user: user)).rows {
             records[try row.decode("kind", as: String.self)] = try row.decode("record", as: String.self)
         }
         var awards: [String: Int] = [:]
-        for row in try await connection.query(DerivedStateQueries.allNetAwards(tenant: tenant, user: user)).rows { awards[try row.decode("date")] = try row.decode("amount", as: Int.self) }
+        for row in try await connection.query(DerivedStateQueries.allNetAwards(tenant: tenant, user: user)).rows { awards[try row.decode("date", as: String.self)] = try row.decode("amount", as: Int.self) }
         let running = try await connection.query(DerivedStateQueries.context(tenant: tenant, user: user)).single()
         let summed = try await connection.query(DerivedStateQueries.ledgerSum(tenant: tenant, user: user)).single()
         return Snapshot(records: records, netAwards: awards, runningLedgerSum: try running.decode("xp_ledger_sum"), ledgerSum: try summed.decode("total"))

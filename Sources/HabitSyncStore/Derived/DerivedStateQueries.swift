@@ -31,7 +31,7 @@ enum DerivedStateQueries {
 
     static func habits(tenant: UUID, user: String) -> PGQuery {
         """
-        SELECT id, habit_type, schedule_type, schedule_n, schedule_weekdays, start_date::text AS start_date, end_date::text AS end_date
+        SELECT id, habit_type, schedule_type, schedule_n, schedule_weekdays, start_date, end_date
         FROM habits WHERE tenant_id = \(tenant) AND user_id = \(user) AND deleted_at IS NULL
         """
     }
@@ -39,9 +39,9 @@ enum DerivedStateQueries {
     /// Stored month summaries from `first` up to (not including) `end`, written under `award`.
     static func storedMonths(tenant: UUID, user: String, first: LocalDate, end: LocalDate, award: Int) -> PGQuery {
         """
-        SELECT month::text AS month, complete_days, last_complete_date::text AS last_complete_date, has_break, leading_run, trailing_run, longest_run
+        SELECT month, complete_days, last_complete_date, has_break, leading_run, trailing_run, longest_run
         FROM derived_streak_months
-        WHERE tenant_id = \(tenant) AND user_id = \(user) AND month >= \(first.description)::date AND month < \(end.description)::date
+        WHERE tenant_id = \(tenant) AND user_id = \(user) AND month >= \(first) AND month < \(end)
           AND daily_completion_xp = \(award)
         """
     }
@@ -58,9 +58,9 @@ enum DerivedStateQueries {
     static func progress(tenant: UUID, user: String, habits: [UUID], in ranges: [ClosedRange<Int>]) -> PGQuery {
         let ranges = DayRanges.coalesced(ranges)
         return """
-        SELECT p.habit_id, p.date::text AS date, p.progress_count, p.goal_count, p.skipped
+        SELECT p.habit_id, p.date, p.progress_count, p.goal_count, p.skipped
         FROM unnest(\(habits)::uuid[]) AS hb(id)
-        CROSS JOIN unnest(\(ranges.map { LocalDate(dayNumber: $0.lowerBound).description })::date[], \(ranges.map { LocalDate(dayNumber: $0.upperBound).description })::date[]) AS r(lo, hi)
+        CROSS JOIN unnest(\(ranges.map { LocalDate(dayNumber: $0.lowerBound) })::date[], \(ranges.map { LocalDate(dayNumber: $0.upperBound) })::date[]) AS r(lo, hi)
         CROSS JOIN LATERAL (
             SELECT habit_id, date, progress_count, goal_count, skip_reason IS NOT NULL AS skipped FROM daily_progress
             WHERE tenant_id = \(tenant) AND user_id = \(user) AND habit_id = hb.id AND date >= r.lo AND date <= r.hi AND deleted_at IS NULL
@@ -72,7 +72,7 @@ enum DerivedStateQueries {
     /// bound of nil is open-ended. One index range scan per range, as for `progress`.
     static func netAwards(tenant: UUID, user: String, in ranges: [(first: LocalDate, last: LocalDate?)]) -> PGQuery {
         """
-        SELECT x.date::text AS date, sum(x.amount)::int8 AS amount
+        SELECT x.date, sum(x.amount)::int8 AS amount
         FROM unnest(\(ranges.map(\.first.description))::date[], \(ranges.map { $0.last?.description ?? "infinity" })::date[]) AS r(lo, hi)
         CROSS JOIN LATERAL (
             SELECT date, amount FROM xp_transactions
@@ -86,7 +86,7 @@ enum DerivedStateQueries {
     /// Every date's net server award where it is not zero (the audit's view of the ledger).
     static func allNetAwards(tenant: UUID, user: String) -> PGQuery {
         """
-        SELECT date::text AS date, sum(amount)::int8 AS amount FROM xp_transactions
+        SELECT date, sum(amount)::int8 AS amount FROM xp_transactions
         WHERE tenant_id = \(tenant) AND user_id = \(user) AND updated_by = 'server' AND reason IN ('daily_completion', 'daily_completion_reversed') AND date IS NOT NULL
         GROUP BY date HAVING sum(amount) <> 0
         """
@@ -97,7 +97,7 @@ enum DerivedStateQueries {
         INSERT INTO xp_transactions (tenant_id, user_id, id, amount, reason, occurred_at, date, updated_at, updated_by, server_version)
         SELECT owner.tenant_id, owner.user_id, a.id, a.amount, a.reason, \(now), a.date, date_trunc('milliseconds', \(now)::timestamptz), 'server', a.version
         FROM unnest(\(corrections.map { _ in UUID() })::uuid[], \(corrections.map { Int32($0.amount) })::int4[], \(corrections.map(\.reason))::text[],
-                    \(corrections.map { $0.date.description })::date[], \(versions)::int8[])
+                    \(corrections.map(\.date))::date[], \(versions)::int8[])
             AS a(id, amount, reason, date, version)
         CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
         """
@@ -108,8 +108,8 @@ enum DerivedStateQueries {
         return """
         INSERT INTO derived_streak_months (tenant_id, user_id, month, daily_completion_xp, complete_days, last_complete_date, has_break, leading_run, trailing_run, longest_run)
         SELECT \(tenant), \(user), m.month, \(award), m.complete_days, m.last_complete_date, m.has_break, m.leading_run, m.trailing_run, m.longest_run
-        FROM unnest(\(months.map { $0.month.description })::date[], \(summaries.map { Int32($0.completeDays) })::int4[],
-                    \(summaries.map { $0.lastCompleteDay.map { LocalDate(dayNumber: $0).description } })::date[], \(summaries.map(\.hasBreak))::bool[],
+        FROM unnest(\(months.map(\.month))::date[], \(summaries.map { Int32($0.completeDays) })::int4[],
+                    \(summaries.map { $0.lastCompleteDay.map(LocalDate.init(dayNumber:)) })::date[], \(summaries.map(\.hasBreak))::bool[],
                     \(summaries.map { Int32($0.leadingRun) })::int4[], \(summaries.map { Int32($0.trailingRun) })::int4[], \(summaries.map { Int32($0.longestRun) })::int4[])
             AS m(month, complete_days, last_complete_date, has_break, leading_run, trailing_run, longest_run)
         ON CONFLICT (tenant_id, user_id, month) DO UPDATE SET daily_completion_xp = EXCLUDED.daily_completion_xp,
@@ -122,14 +122,14 @@ enum DerivedStateQueries {
     /// maintenance archived.
     static func exitDays(tenant: UUID, user: String, zone: String, since: Date) -> PGQuery {
         """
-        SELECT DISTINCT (occurred_at AT TIME ZONE \(zone))::date::text AS day FROM usage_event_ids
+        SELECT DISTINCT (occurred_at AT TIME ZONE \(zone))::date AS day FROM usage_event_ids
         WHERE tenant_id = \(tenant) AND user_id = \(user) AND is_exit AND occurred_at >= \(since)
         """
     }
 
     static func latestExit(tenant: UUID, user: String, zone: String) -> PGQuery {
         """
-        SELECT (max(occurred_at) AT TIME ZONE \(zone))::date::text AS day FROM usage_event_ids
+        SELECT (max(occurred_at) AT TIME ZONE \(zone))::date AS day FROM usage_event_ids
         WHERE tenant_id = \(tenant) AND user_id = \(user) AND is_exit
         """
     }
@@ -159,21 +159,45 @@ enum DerivedStateQueries {
     /// The latest run of exit days that starts by today, and the latest exit day overall.
     static func latestExitRun(tenant: UUID, user: String, today: LocalDate) -> PGQuery {
         """
-        SELECT r.first_day::text AS first_day, r.last_day::text AS last_day,
-               (SELECT max(last_day)::text FROM usage_exit_runs WHERE tenant_id = \(tenant) AND user_id = \(user)) AS latest
+        SELECT r.first_day, r.last_day,
+               (SELECT max(last_day) FROM usage_exit_runs WHERE tenant_id = \(tenant) AND user_id = \(user)) AS latest
         FROM (SELECT 1) one
-        LEFT JOIN LATERAL (SELECT first_day, last_day FROM usage_exit_runs WHERE tenant_id = \(tenant) AND user_id = \(user) AND first_day <= \(today.description)::date
+        LEFT JOIN LATERAL (SELECT first_day, last_day FROM usage_exit_runs WHERE tenant_id = \(tenant) AND user_id = \(user) AND first_day <= \(today)
                            ORDER BY first_day DESC LIMIT 1) r ON true
         """
     }
 
-    /// The derived records as stored, as the wire JSON the record functions of 0003 produce.
-    /// Rows go in as `ROW(x.*)::table`: on a Citus shard a row has the shard's type.
-    static func currentRecords(tenant: UUID, user: String) -> PGQuery {
+    /// The derived records as a device receives them (the record functions' wire JSON), for
+    /// the audit's snapshot. Rows go in as `ROW(x.*)::table`: on a Citus shard a row has the
+    /// shard's type.
+    static func derivedWireRecords(tenant: UUID, user: String) -> PGQuery {
         """
         SELECT 'globalStreak' AS kind, habitsync_global_streak_record(ROW(g.*)::global_streaks)::text AS record FROM global_streaks g WHERE tenant_id = \(tenant) AND user_id = \(user)
         UNION ALL SELECT 'userProgress', habitsync_user_progress_record(ROW(p.*)::user_progress)::text FROM user_progress p WHERE tenant_id = \(tenant) AND user_id = \(user)
         UNION ALL SELECT 'usageStreak', habitsync_usage_streak_record(ROW(s.*)::usage_streaks)::text FROM usage_streaks s WHERE tenant_id = \(tenant) AND user_id = \(user)
+        """
+    }
+
+    /// The derived records as stored, the columns a device receives, to compare with the
+    /// recomputed values (`DerivedStateWriter.stored…`).
+    static func storedStreak(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT current_streak, longest_streak, total_complete_days, last_complete_date, computed_for
+        FROM global_streaks WHERE tenant_id = \(tenant) AND user_id = \(user)
+        """
+    }
+
+    static func storedProgress(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT total_xp, current_level, xp_for_current_level, xp_for_next_level
+        FROM user_progress WHERE tenant_id = \(tenant) AND user_id = \(user)
+        """
+    }
+
+    static func storedUsageStreak(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT start_date, current_day_count, last_activity_date, computed_for
+        FROM usage_streaks WHERE tenant_id = \(tenant) AND user_id = \(user)
         """
     }
 }

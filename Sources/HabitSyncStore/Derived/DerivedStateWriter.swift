@@ -27,7 +27,8 @@ struct DerivedStateWriter {
     func recompute(nextVersion: Int64) async throws -> Int64 {
         var next = nextVersion
         var reads = [DerivedStateQueries.context(tenant: tenant, user: user), DerivedStateQueries.habits(tenant: tenant, user: user),
-                     DerivedStateQueries.currentRecords(tenant: tenant, user: user)]
+                     DerivedStateQueries.storedStreak(tenant: tenant, user: user), DerivedStateQueries.storedProgress(tenant: tenant, user: user),
+                     DerivedStateQueries.storedUsageStreak(tenant: tenant, user: user)]
         if full { reads.append(DerivedStateQueries.ledgerSum(tenant: tenant, user: user)) }
         let first = try await connection.pipeline(reads)
         guard first.count == reads.count else { throw PGError(kind: .client, message: "the recompute's first reads returned \(first.count) results") }
@@ -35,13 +36,10 @@ struct DerivedStateWriter {
         let zoneName = try settings.decode("time_zone", as: String.self)
         let timeZone = TimeZone(identifier: zoneName) ?? TimeZone.gmt
         let award = try settings.decode("daily_completion_xp", as: Int.self)
-        var ledgerSum = full ? try first[3].single().decode("total", as: Int.self) : try settings.decode("xp_ledger_sum", as: Int.self)
+        var ledgerSum = full ? try first[5].single().decode("total", as: Int.self) : try settings.decode("xp_ledger_sum", as: Int.self)
         let today = LocalDate(now, in: timeZone)
         let habits = try first[1].rows.compactMap(Self.habit)
-        var current: [String: String] = [:]
-        for row in first[2].rows {
-            current[try row.decode("kind", as: String.self)] = try row.decode("record", as: String.self)
-        }
+        let storedStreak = first[2].rows.first, storedProgress = first[3].rows.first, storedUsage = first[4].rows.first
 
         let window = StreakWindow(today: today, earliestStart: habits.map(\.startDate).min())
         let stored: [LocalDate: StreakSummary]
@@ -95,7 +93,7 @@ struct DerivedStateWriter {
 
         var netAwards: [LocalDate: Int] = [:]
         for row in days[0].rows {
-            if let date = LocalDate(try row.decode("date", as: String.self)) { netAwards[date] = try row.decode("amount", as: Int.self) }
+            if let date = try row.decodeIfPresent("date", as: LocalDate.self) { netAwards[date] = try row.decode("amount", as: Int.self) }
         }
         let corrections = DailyCompletionXP.corrections(completeDays: completeDays, netAwards: netAwards, setting: award)
             .filter { abs($0.amount) <= 100_000 }
@@ -118,12 +116,13 @@ struct DerivedStateWriter {
         }
         let streak = history.streak(today: today)
         let progress = UserProgress(ledgerSum: ledgerSum)
-        let wanted: [(kind: String, json: String, write: (Int64) -> PGQuery)] = [
-            ("globalStreak", Self.json(streak), { version in self.upsertStreak(streak, version: version) }),
-            ("userProgress", Self.json(progress), { version in self.upsertProgress(progress, version: version) }),
-            ("usageStreak", Self.json(usage), { version in self.upsertUsage(usage, version: version) }),
+        // A derived record is written (and gets a new version) only when a value changed.
+        let wanted: [(unchanged: Bool, write: (Int64) -> PGQuery)] = [
+            (try Self.stored(storedStreak, equals: streak), { version in self.upsertStreak(streak, version: version) }),
+            (try Self.stored(storedProgress, equals: progress), { version in self.upsertProgress(progress, version: version) }),
+            (try Self.stored(storedUsage, equals: usage), { version in self.upsertUsage(usage, version: version) }),
         ]
-        for item in wanted where Self.normalised(current[item.kind]) != Self.normalised(item.json) {
+        for item in wanted where !item.unchanged {
             writes.append(item.write(next))
             next += 1
         }
@@ -151,17 +150,17 @@ struct DerivedStateWriter {
         }
         var months: [LocalDate: StreakSummary] = [:]
         for row in window.closedMonths.isEmpty ? [] : results[0].rows {
-            guard let month = LocalDate(try row.decode("month", as: String.self)) else { continue }
+            let month = try row.decode("month", as: LocalDate.self)
             months[month] = StreakSummary(
                 completeDays: try row.decode("complete_days"),
-                lastCompleteDay: try row.decodeIfPresent("last_complete_date", as: String.self).flatMap { LocalDate($0)?.dayNumber },
+                lastCompleteDay: try row.decodeIfPresent("last_complete_date", as: LocalDate.self)?.dayNumber,
                 hasBreak: try row.decode("has_break"), leadingRun: try row.decode("leading_run"),
                 trailingRun: try row.decode("trailing_run"), longestRun: try row.decode("longest_run"))
         }
         let row = try runs.single()
-        let first = try row.decodeIfPresent("first_day", as: String.self).flatMap { LocalDate($0) }
-        let last = try row.decodeIfPresent("last_day", as: String.self).flatMap { LocalDate($0) }
-        let latest = try row.decodeIfPresent("latest", as: String.self).flatMap { LocalDate($0) }
+        let first = try row.decodeIfPresent("first_day", as: LocalDate.self)
+        let last = try row.decodeIfPresent("last_day", as: LocalDate.self)
+        let latest = try row.decodeIfPresent("latest", as: LocalDate.self)
         let run = first.flatMap { first in last.map { first.dayNumber...max(first.dayNumber, $0.dayNumber) } }
         return (months, UsageStreak.compute(latestRun: run, latestExit: latest, today: today))
     }
@@ -173,8 +172,8 @@ struct DerivedStateWriter {
         var exitDays: Set<LocalDate> = []
         while true {
             let since = now.addingTimeInterval(-Double(window + 2) * 86_400)
-            exitDays = Set(try await connection.query(DerivedStateQueries.exitDays(tenant: tenant, user: user, zone: zone, since: since)).rows.compactMap {
-                LocalDate(try $0.decode("day", as: String.self))
+            exitDays = Set(try await connection.query(DerivedStateQueries.exitDays(tenant: tenant, user: user, zone: zone, since: since)).rows.map {
+                try $0.decode("day", as: LocalDate.self)
             })
             let run = UsageStreak.compute(exitDays: exitDays, today: today)
             guard let start = run.startDate, start.dayNumber <= today.dayNumber - window, window < 40_000 else { break }
@@ -183,7 +182,7 @@ struct DerivedStateWriter {
         var latest = exitDays.max()
         if latest == nil {
             latest = try await connection.query(DerivedStateQueries.latestExit(tenant: tenant, user: user, zone: zone)).rows.first?
-                .decodeIfPresent("day", as: String.self).flatMap { LocalDate($0) }
+                .decodeIfPresent("day", as: LocalDate.self)
         }
         return (exitDays, latest)
     }
@@ -191,13 +190,13 @@ struct DerivedStateWriter {
     // MARK: - Rows
 
     static func dayRecord(_ row: PGRow) throws -> DayRecord? {
-        guard let date = LocalDate(try row.decode("date", as: String.self)) else { return nil }
+        guard let date = try row.decodeIfPresent("date", as: LocalDate.self) else { return nil }
         return DayRecord(habitID: try row.decode("habit_id"), date: date, progressCount: try row.decode("progress_count"),
                          goalCount: try row.decode("goal_count"), skipped: try row.decode("skipped"))
     }
 
     static func habit(_ row: PGRow) throws -> HabitDefinition? {
-        guard let start = LocalDate(try row.decode("start_date", as: String.self)) else { return nil }
+        guard let start = try row.decodeIfPresent("start_date", as: LocalDate.self) else { return nil }
         let n = try row.decodeIfPresent("schedule_n", as: Int.self)
         let schedule: HabitSchedule
         switch try row.decode("schedule_type", as: String.self) {
@@ -208,32 +207,40 @@ struct DerivedStateWriter {
         default: schedule = .frequencyMonthly(n ?? 1)
         }
         return HabitDefinition(id: try row.decode("id"), habitType: try row.decode("habit_type"), schedule: schedule, startDate: start,
-                               endDate: try row.decodeIfPresent("end_date", as: String.self).flatMap { LocalDate($0) })
+                               endDate: try row.decodeIfPresent("end_date", as: LocalDate.self))
     }
 
-    /// The wire JSON the record functions of migration 0003 produce, for change detection.
-    static func json(_ streak: GlobalStreak) -> String {
-        "{\"computedFor\":\"\(streak.computedFor)\",\"currentStreak\":\(streak.currentStreak),\"lastCompleteDate\":\(streak.lastCompleteDate.map { "\"\($0)\"" } ?? "null"),\"longestStreak\":\(streak.longestStreak),\"totalCompleteDays\":\(streak.totalCompleteDays)}"
+    // MARK: - Stored against recomputed, value by value (a missing row is never equal)
+
+    static func stored(_ row: PGRow?, equals streak: GlobalStreak) throws -> Bool {
+        guard let row else { return false }
+        return try row.decode("current_streak", as: Int.self) == streak.currentStreak
+            && row.decode("longest_streak", as: Int.self) == streak.longestStreak
+            && row.decode("total_complete_days", as: Int.self) == streak.totalCompleteDays
+            && row.decodeIfPresent("last_complete_date", as: LocalDate.self) == streak.lastCompleteDate
+            && row.decode("computed_for", as: LocalDate.self) == streak.computedFor
     }
 
-    static func json(_ progress: UserProgress) -> String {
-        "{\"currentLevel\":\(progress.currentLevel),\"totalXP\":\(progress.totalXP),\"xpForCurrentLevel\":\(progress.xpForCurrentLevel),\"xpForNextLevel\":\(progress.xpForNextLevel)}"
+    static func stored(_ row: PGRow?, equals progress: UserProgress) throws -> Bool {
+        guard let row else { return false }
+        return try row.decode("total_xp", as: Int.self) == progress.totalXP
+            && row.decode("current_level", as: Int.self) == progress.currentLevel
+            && row.decode("xp_for_current_level", as: Int.self) == progress.xpForCurrentLevel
+            && row.decode("xp_for_next_level", as: Int.self) == progress.xpForNextLevel
     }
 
-    static func json(_ usage: UsageStreak) -> String {
-        "{\"computedFor\":\"\(usage.computedFor)\",\"currentDayCount\":\(usage.currentDayCount),\"lastActivityDate\":\(usage.lastActivityDate.map { "\"\($0)\"" } ?? "null"),\"startDate\":\(usage.startDate.map { "\"\($0)\"" } ?? "null")}"
-    }
-
-    /// Compares JSON objects regardless of key order and spacing.
-    static func normalised(_ json: String?) -> JSONValue? {
-        guard let json else { return nil }
-        return try? JSONParser.parse(Data(json.utf8))
+    static func stored(_ row: PGRow?, equals usage: UsageStreak) throws -> Bool {
+        guard let row else { return false }
+        return try row.decodeIfPresent("start_date", as: LocalDate.self) == usage.startDate
+            && row.decode("current_day_count", as: Int.self) == usage.currentDayCount
+            && row.decodeIfPresent("last_activity_date", as: LocalDate.self) == usage.lastActivityDate
+            && row.decode("computed_for", as: LocalDate.self) == usage.computedFor
     }
 
     func upsertStreak(_ s: GlobalStreak, version: Int64) -> PGQuery {
         """
         INSERT INTO global_streaks (tenant_id, user_id, id, current_streak, longest_streak, total_complete_days, last_complete_date, computed_for, updated_at, updated_by, server_version)
-        VALUES (\(tenant), \(user), \(derivedRecordID), \(s.currentStreak), \(s.longestStreak), \(s.totalCompleteDays), \(s.lastCompleteDate?.description)::date, \(s.computedFor.description)::date, date_trunc('milliseconds', now()), 'server', \(version))
+        VALUES (\(tenant), \(user), \(derivedRecordID), \(s.currentStreak), \(s.longestStreak), \(s.totalCompleteDays), \(s.lastCompleteDate)::date, \(s.computedFor)::date, date_trunc('milliseconds', now()), 'server', \(version))
         ON CONFLICT (tenant_id, user_id) DO UPDATE SET current_streak = EXCLUDED.current_streak, longest_streak = EXCLUDED.longest_streak,
             total_complete_days = EXCLUDED.total_complete_days, last_complete_date = EXCLUDED.last_complete_date, computed_for = EXCLUDED.computed_for,
             updated_at = EXCLUDED.updated_at, updated_by = 'server', server_version = EXCLUDED.server_version, synced_at = EXCLUDED.synced_at
@@ -253,7 +260,7 @@ struct DerivedStateWriter {
     func upsertUsage(_ u: UsageStreak, version: Int64) -> PGQuery {
         """
         INSERT INTO usage_streaks (tenant_id, user_id, id, start_date, current_day_count, last_activity_date, computed_for, updated_at, updated_by, server_version)
-        VALUES (\(tenant), \(user), \(derivedRecordID), \(u.startDate?.description)::date, \(u.currentDayCount), \(u.lastActivityDate?.description)::date, \(u.computedFor.description)::date, date_trunc('milliseconds', now()), 'server', \(version))
+        VALUES (\(tenant), \(user), \(derivedRecordID), \(u.startDate)::date, \(u.currentDayCount), \(u.lastActivityDate)::date, \(u.computedFor)::date, date_trunc('milliseconds', now()), 'server', \(version))
         ON CONFLICT (tenant_id, user_id) DO UPDATE SET start_date = EXCLUDED.start_date, current_day_count = EXCLUDED.current_day_count,
             last_activity_date = EXCLUDED.last_activity_date, computed_for = EXCLUDED.computed_for,
             updated_at = EXCLUDED.updated_at, updated_by = 'server', server_version = EXCLUDED.server_version, synced_at = EXCLUDED.synced_at

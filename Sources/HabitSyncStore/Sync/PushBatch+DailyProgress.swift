@@ -10,9 +10,9 @@ extension PushBatch {
     /// The stored days of `ids`, and of the natural keys: one index probe per key (as one `OR`,
     /// or as joins, PostgreSQL scanned the user's whole history; see `SyncTableSQL`). Each with
     /// its latest set and the additions made after it.
-    static func storedProgressDays(tenant: UUID, user: String, ids: [UUID], habits: [UUID], dates: [String]) -> PGQuery {
+    static func storedProgressDays(tenant: UUID, user: String, ids: [UUID], habits: [UUID], dates: [LocalDate]) -> PGQuery {
         let columns: PGQuery = """
-            h.id, h.habit_id, h.date::text AS date, h.goal_count, h.timestamps::text AS timestamps, h.difficulty, h.skip_reason, h.skip_note,
+            h.id, h.habit_id, h.date, h.goal_count, h.timestamps::text AS timestamps, h.difficulty, h.skip_reason, h.skip_note,
             h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
             \(WireChangeSQL.change(.dailyProgress, alias: "h"))::text AS change,
             CASE WHEN h.count_set_at IS NOT NULL THEN h.count_set_value WHEN h.deleted_at IS NULL THEN h.progress_count ELSE 0 END AS set_value,
@@ -44,11 +44,11 @@ extension PushBatch {
     static func writeProgressDays(tenant: UUID, user: String, _ days: ProgressDayWrites) -> PGQuery {
         """
         WITH input AS (
-            SELECT i.id, i.version, i.updated_at, i.updated_by, i.deleted, i.habit_id, i.date::date AS date,
+            SELECT i.id, i.version, i.updated_at, i.updated_by, i.deleted, i.habit_id, i.date,
                    i.goal_count, i.timestamps::timestamptz(3)[] AS timestamps, i.difficulty, i.skip_reason, i.skip_note, i.progress_count,
                    i.set_value, coalesce(i.set_at, '-infinity') AS set_at, i.set_by, now() AS now
             FROM unnest(\(days.id)::uuid[], \(days.version)::int8[], \(days.updatedAt)::timestamptz[], \(days.updatedBy)::text[],
-                        \(days.deleted)::bool[], \(days.habitID)::uuid[], \(days.date)::text[],
+                        \(days.deleted)::bool[], \(days.habitID)::uuid[], \(days.date)::date[],
                         \(days.goalCount)::int4[], \(days.timestamps)::text[], \(days.difficulty)::int2[], \(days.skipReason)::text[],
                         \(days.skipNote)::text[], \(days.progressCount)::int4[], \(days.setValue)::int4[], \(days.setAt)::timestamptz[],
                         \(days.setBy)::text[])
@@ -114,7 +114,7 @@ extension PushBatch {
             if case .dailyProgress(let p)? = change.record { natural.append((p.habitId, p.date)) }
         }
         let query = Self.storedProgressDays(tenant: tenant, user: user, ids: changes.map(\.id), habits: natural.map(\.0),
-                                            dates: natural.map { $0.1.description })
+                                            dates: natural.map(\.1))
         let standalone = ValidationContext.standalone(now: now)
         return try await connection.query(query).rows.map { row in
             let change = try row.decode("change", as: String.self)
@@ -139,7 +139,7 @@ extension PushBatch {
                 }
             }
             let habit = try row.decodeIfPresent("habit_id", as: UUID.self)
-            let date = try row.decodeIfPresent("date", as: String.self)
+            let date = try row.decodeIfPresent("date", as: LocalDate.self)
             let key = LWWKey(updatedAt: try row.decode("updated_at", as: Date.self), deviceID: try row.decode("updated_by", as: String.self))
             return StoredDay(
                 id: try row.decode("id", as: UUID.self), naturalKey: habit.flatMap { h in date.map { "\(h)|\($0)" } },
@@ -249,7 +249,7 @@ extension PushBatch {
 /// (`timestamps` an array literal, `{…}`).
 struct ProgressDayColumns {
     var habitID: UUID?
-    var date: String?
+    var date: LocalDate?
     var goalCount: Int?
     var timestamps: String?
     var difficulty: Int?
@@ -259,7 +259,7 @@ struct ProgressDayColumns {
 
 extension ProgressDayColumns {
     init(record: DailyProgressRecord) {
-        self.init(habitID: record.habitId, date: record.date.description, goalCount: record.goalCount,
+        self.init(habitID: record.habitId, date: record.date, goalCount: record.goalCount,
                   timestamps: SQLText.array(record.timestamps.map(WireTime.format)), difficulty: record.difficulty,
                   skipReason: record.skipReason, skipNote: record.skipNote)
     }
@@ -273,7 +273,7 @@ struct ProgressDayWrites {
     var updatedBy: [String] = []
     var deleted: [Bool] = []
     var habitID: [UUID?] = []
-    var date: [String?] = []
+    var date: [LocalDate?] = []
     var goalCount: [Int?] = []
     /// Array literals (`{…}`).
     var timestamps: [String?] = []
