@@ -431,7 +431,6 @@ public final class PGConnection: Sendable {
     }
 }
 
-/// Calls `body` with a NULL-terminated array of C strings that live for the call.
 /// Opens a libpq connection (blocking): the configuration's string, timeout, application name
 /// (with `applicationSuffix`) and UTF-8, its notices to the configuration's sink. The caller
 /// owns the handle and keeps the sink alive as long.
@@ -451,6 +450,7 @@ func openHandle(_ configuration: PGConnectionConfiguration, applicationSuffix: S
     return pointer
 }
 
+/// Calls `body` with a NULL-terminated array of C strings that live for the call.
 func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
     let duplicates = strings.map { strdup($0) }
     defer { duplicates.forEach { free($0) } }

@@ -11,7 +11,8 @@ public struct PushChange: Sendable, Equatable {
     public let clamped: Bool
     /// Nil for deletes.
     public let record: ValidatedRecord?
-    /// The record as sent (for the conflict log).
+    /// The record's fields as sent: what a record merged by field is built from (see
+    /// `fieldTimes`).
     public let rawRecord: [String: JSONValue]?
     /// Daily progress only (protocol 2): what the device added to the day's count (negative:
     /// took away) since the state the server last acknowledged to it. The record's

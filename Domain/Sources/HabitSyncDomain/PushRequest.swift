@@ -15,10 +15,6 @@ public struct PushRequest: Sendable {
     public let epoch: SyncEpoch?
     public let changes: [[String: JSONValue]]
 
-    public static func parse(_ body: Data, maximumChanges: Int) throws(PushRequestError) -> PushRequest {
-        try parse(bytes: Array(body), maximumChanges: maximumChanges)
-    }
-
     public static func parse(bytes body: [UInt8], maximumChanges: Int) throws(PushRequestError) -> PushRequest {
         let value: JSONValue
         var limits = JSONParser.Limits()

@@ -95,19 +95,4 @@ struct SyncTable: Sendable {
         guard case .achievement(let a) = record else { return [] }
         return [a.achievementId, a.title, a.description, SQLText.timestamp(a.unlockedAt), SQLText.int(a.xpAwarded)]
     }
-
-    static func forCollection(_ collection: SyncCollection) -> SyncTable? {
-        switch collection {
-        case .habits: habits
-        case .reminders: reminders
-        case .dailyProgress: dailyProgress
-        case .focusSessions: focusSessions
-        case .selectedApps: selectedApps
-        case .userSettings: userSettings
-        case .xpTransactions: xpTransactions
-        case .usageEvents: usageEvents
-        case .achievements: achievements
-        case .globalStreak, .userProgress, .usageStreak: nil
-        }
-    }
 }

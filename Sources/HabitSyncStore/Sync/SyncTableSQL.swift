@@ -44,9 +44,9 @@ enum SyncTableSQL {
         return "SELECT \(typed), now() AS now FROM unnest(\(arrays.joined(separator: ", "))) AS i(\(names))"
     }
 
-    /// The column of the input row aliased `alias` (`input` has cast it already).
-    static func cast(_ column: SyncTable.Column, from alias: PGFragment = "i") -> PGFragment {
-        "\(alias).\(column.name)"
+    /// The column of the input row `i` (`input` has cast it already).
+    static func cast(_ column: SyncTable.Column) -> PGFragment {
+        "i.\(column.name)"
     }
 
     static func columnList(_ table: SyncTable) -> PGFragment {
