@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A private PostgreSQL cluster in a folder of its own (by default `./.habitsync/postgres`),
@@ -73,14 +73,18 @@ public final class EmbeddedPostgres: Sendable {
         let password = try String(contentsOf: passwordFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         if let port = runningPort() {
             logger.info("attaching to the embedded PostgreSQL that is already running", metadata: ["port": "\(port)"])
-            return Running(connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: false, superuser: configuration.superuser, password: password)
+            return Running(
+                connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: false, superuser: configuration.superuser,
+                password: password)
         }
         let port = try requestedPort ?? Self.freeLoopbackPort()
         try writeServerSettings(port: port)
         logger.info("starting the embedded PostgreSQL", metadata: ["directory": "\(configuration.directory.path)", "port": "\(port)"])
         try run(binaries.path("pg_ctl"), ["-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "120", "start"], asClusterOwner: true)
         try ensureDatabase(port: port, password: password)
-        return Running(connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: true, superuser: configuration.superuser, password: password)
+        return Running(
+            connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: true, superuser: configuration.superuser,
+            password: password)
     }
 
     public enum StopMode: String, Sendable {
@@ -189,7 +193,8 @@ public final class EmbeddedPostgres: Sendable {
     static func checkTraversable(_ directory: URL, by uid: uid_t, group gid: gid_t, userName: String) throws {
         if let closed = firstClosedFolder(above: directory, uid: uid, gid: gid) {
             throw EmbeddedPostgresError(
-                "the embedded database runs as the '\(userName)' user, which cannot enter \(closed); point HABITSYNC_DATA_DIR (or --data-dir) at a folder it can reach, such as /var/tmp/habitsync, or set DATABASE_URL")
+                "the embedded database runs as the '\(userName)' user, which cannot enter \(closed); point HABITSYNC_DATA_DIR (or --data-dir) at a folder it can reach, such as /var/tmp/habitsync, or set DATABASE_URL"
+            )
         }
     }
 
@@ -215,8 +220,10 @@ public final class EmbeddedPostgres: Sendable {
     /// `requested` (a checkout in root's home, a `mktemp -d` folder), a system folder keyed by
     /// `requested`'s path: `systemRoot/<hash>`, the same for every command run on that checkout,
     /// so a second command still finds the running cluster. Otherwise `requested` itself.
-    public static func reachableDirectory(for requested: URL, osUserWhenRoot: String = "postgres",
-                                          systemRoot: URL = EmbeddedPostgres.systemRoot) -> URL {
+    public static func reachableDirectory(
+        for requested: URL, osUserWhenRoot: String = "postgres",
+        systemRoot: URL = EmbeddedPostgres.systemRoot
+    ) -> URL {
         guard geteuid() == 0, let account = getpwnam(osUserWhenRoot),
             firstClosedFolder(above: requested, uid: account.pointee.pw_uid, gid: account.pointee.pw_gid) != nil
         else { return requested }
@@ -240,10 +247,12 @@ public final class EmbeddedPostgres: Sendable {
         }
         _ = chmod(initialPasswordFile.path, 0o600)
         logger.info("creating the embedded PostgreSQL cluster", metadata: ["directory": "\(dataDirectory.path)"])
-        try run(binaries.path("initdb"), [
-            "-D", dataDirectory.path, "-U", configuration.superuser, "--auth=scram-sha-256",
-            "--pwfile=\(initialPasswordFile.path)", "--locale=C.UTF-8", "--encoding=UTF8",
-        ] + (configuration.durable ? [] : ["--no-sync"]), asClusterOwner: true)
+        try run(
+            binaries.path("initdb"),
+            [
+                "-D", dataDirectory.path, "-U", configuration.superuser, "--auth=scram-sha-256",
+                "--pwfile=\(initialPasswordFile.path)", "--locale=C.UTF-8", "--encoding=UTF8",
+            ] + (configuration.durable ? [] : ["--no-sync"]), asClusterOwner: true)
         // The settings that change per start (the port) live in a file of ours.
         let include = "\n# habitsync-server: port, sockets and tuning for the embedded cluster\ninclude_if_exists = 'habitsync.conf'\n"
         let handle = try FileHandle(forWritingTo: dataDirectory.appendingPathComponent("postgresql.conf"))
@@ -275,13 +284,16 @@ public final class EmbeddedPostgres: Sendable {
 
     private func ensureDatabase(port: Int, password: String) throws {
         let psql = binaries.path("psql")
-        let exists = try run(psql, [
-            "-X", "-A", "-t", "-h", "127.0.0.1", "-p", String(port), "-U", configuration.superuser, "-d", "postgres",
-            "-c", "SELECT 1 FROM pg_database WHERE datname = '\(configuration.databaseName.replacingOccurrences(of: "'", with: "''"))'",
-        ], asClusterOwner: false, environment: ["PGPASSWORD": password])
+        let exists = try run(
+            psql,
+            [
+                "-X", "-A", "-t", "-h", "127.0.0.1", "-p", String(port), "-U", configuration.superuser, "-d", "postgres",
+                "-c", "SELECT 1 FROM pg_database WHERE datname = '\(configuration.databaseName.replacingOccurrences(of: "'", with: "''"))'",
+            ], asClusterOwner: false, environment: ["PGPASSWORD": password])
         if exists.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return }
-        try run(binaries.path("createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", configuration.superuser, configuration.databaseName],
-                asClusterOwner: false, environment: ["PGPASSWORD": password])
+        try run(
+            binaries.path("createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", configuration.superuser, configuration.databaseName],
+            asClusterOwner: false, environment: ["PGPASSWORD": password])
     }
 
     private func connectionString(port: Int, password: String, database: String) -> String {

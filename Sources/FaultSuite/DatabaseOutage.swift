@@ -61,7 +61,10 @@ enum DatabaseOutage {
         // The stream lived through the outage; the server's listener came back and said so.
         let toldToPull = (try? await onOwnThread { try watcher.waitFor("event: pull", milliseconds: 60_000) }) ?? false
         let change = try await environment.client(user: "outage-watcher", device: "phone", baseURL: server.baseURL)
-            .push(Data(#"{"batchId":"\#(UUID().uuidString)","changes":[{"collection":"xpTransactions","op":"upsert","id":"\#(UUID().uuidString)","updatedAt":"2026-01-01T00:00:00.000Z","record":{"amount":5,"reason":"after the outage","timestamp":"2026-01-01T00:00:00.000Z"}}]}"#.utf8))
+            .push(
+                Data(
+                    #"{"batchId":"\#(UUID().uuidString)","changes":[{"collection":"xpTransactions","op":"upsert","id":"\#(UUID().uuidString)","updatedAt":"2026-01-01T00:00:00.000Z","record":{"amount":5,"reason":"after the outage","timestamp":"2026-01-01T00:00:00.000Z"}}]}"#
+                        .utf8))
         let heardChange = change.status == 200 ? ((try? await onOwnThread { try watcher.waitFor("event: change", milliseconds: 60_000) }) ?? false) : false
 
         let attempts = log.all
@@ -84,7 +87,10 @@ enum DatabaseOutage {
         report.check(withoutRetryAfter == 0, "every 503 carried a Retry-After header in seconds (\(withoutRetryAfter) did not)")
         report.check(otherStatuses.isEmpty, "no other error status, no 500 (\(otherStatuses.count): \(Set(otherStatuses).sorted()))")
         report.check(transportFailures == 0, "no connection was dropped or refused: the server kept answering (\(transportFailures) transport failures)")
-        report.check(!probesDown.isEmpty && probesDown.allSatisfy { $0.status == 503 }, "/readyz answered 503 throughout the outage (\(probesDown.count) probes: \(Dictionary(grouping: probesDown, by: \.status).mapValues(\.count).sorted { $0.key < $1.key }.map { "\($0.key) × \($0.value)" }.joined(separator: ", ")))")
+        report.check(
+            !probesDown.isEmpty && probesDown.allSatisfy { $0.status == 503 },
+            "/readyz answered 503 throughout the outage (\(probesDown.count) probes: \(Dictionary(grouping: probesDown, by: \.status).mapValues(\.count).sorted { $0.key < $1.key }.map { "\($0.key) × \($0.value)" }.joined(separator: ", ")))"
+        )
         report.check(readyAgain, "/readyz answered 200 again after PostgreSQL returned")
         report.check(server.isRunning && server.processIdentifier == pid, "the same server process (pid \(pid)) served before, during and after")
         if let recovery {
@@ -95,7 +101,9 @@ enum DatabaseOutage {
         report.check(toldToPull, "an event stream open through the outage was told to pull when the server listened again")
         report.check(heardChange, "… and heard the first change pushed after it")
         report.check(acknowledgedTotal == totalBatches, "every device's queue completed (acknowledged \(acknowledgedTotal) of \(totalBatches))")
-        report.check(lost == 0 && tally.partial == 0 && tally.complete == totalBatches, "every acknowledged batch is stored whole and exactly once (found \(acknowledged.count - lost), lost \(lost), partial \(tally.partial))")
+        report.check(
+            lost == 0 && tally.partial == 0 && tally.complete == totalBatches,
+            "every acknowledged batch is stored whole and exactly once (found \(acknowledged.count - lost), lost \(lost), partial \(tally.partial))")
 
         report.count("batches", totalBatches)
         report.count("pushes acknowledged", acknowledged.count)

@@ -104,7 +104,8 @@ enum DrainOnSIGTERM {
         report.check(stored.isComplete(held.batches[1], user: held.user), "the push in flight at SIGTERM is stored")
         report.check(exitStatus == 0 && !server.wasKilledBySignal, "the process exited 0 (status \(exitStatus.map(String.init) ?? "still running"))")
         report.check(lost == 0, "every acknowledged push is stored (acknowledged \(acknowledged.count), found \(acknowledged.count - lost), lost \(lost))")
-        report.check(storedButUnacknowledged == 0 && partial == 0, "no request was cut off half way: nothing is stored that was not acknowledged (\(storedButUnacknowledged)), no batch partly (\(partial))")
+        report.check(
+            storedButUnacknowledged == 0 && partial == 0, "no request was cut off half way: nothing is stored that was not acknowledged (\(storedButUnacknowledged)), no batch partly (\(partial))")
         report.check(startedAfterAndServed == 0, "once new connections were refused, no load request was served any more, not even on a kept-alive connection (\(startedAfterAndServed) were)")
         report.check(otherStatuses.isEmpty, "no push was answered with an error status (\(otherStatuses.count))")
 

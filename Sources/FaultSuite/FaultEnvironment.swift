@@ -28,8 +28,10 @@ final class FaultEnvironment {
     /// (named prepared statements from PgBouncer 1.21, which keeps track of them).
     var poolingArguments: [String] {
         guard let bouncer else { return [] }
-        return ["--request-database-url", bouncer.connectionString, "--request-pooling", "transaction",
-                "--prepared-statements", bouncer.0.tracksPreparedStatements ? "on" : "off"]
+        return [
+            "--request-database-url", bouncer.connectionString, "--request-pooling", "transaction",
+            "--prepared-statements", bouncer.0.tracksPreparedStatements ? "on" : "off",
+        ]
     }
 
     /// A started server process on this environment's database.
@@ -38,8 +40,10 @@ final class FaultEnvironment {
             binary: serverBinary, databaseURL: database.connectionString, logDirectory: workDirectory, name: name,
             // The scenarios judge durability, not speed: generous timeouts, so that a busy
             // machine (CI builds beside it) makes requests slower rather than answered 503.
-            extraArguments: ["--migrate", "off", "--pool-size", "10", "--migrations-dir", migrationsDirectory.path,
-                             "--statement-timeout", "60s", "--pool-lease-timeout", "60s"] + poolingArguments + extraArguments)
+            extraArguments: [
+                "--migrate", "off", "--pool-size", "10", "--migrations-dir", migrationsDirectory.path,
+                "--statement-timeout", "60s", "--pool-lease-timeout", "60s",
+            ] + poolingArguments + extraArguments)
         servers.append(server)
         try await server.start()
         return server

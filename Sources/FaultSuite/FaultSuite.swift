@@ -33,8 +33,9 @@ public struct FaultSuite: Sendable {
 
     /// Runs one scenario. Its folder (cluster, server logs) is removed unless it failed.
     public func run(_ scenario: Scenario) async throws -> FaultReport {
-        let environment = try await FaultEnvironment(name: scenario.rawValue, serverBinary: serverBinary, migrationsDirectory: migrationsDirectory,
-                                                     throughPgBouncer: throughPgBouncer, databaseURL: databaseURL)
+        let environment = try await FaultEnvironment(
+            name: scenario.rawValue, serverBinary: serverBinary, migrationsDirectory: migrationsDirectory,
+            throughPgBouncer: throughPgBouncer, databaseURL: databaseURL)
         do {
             let report: FaultReport
             switch scenario {

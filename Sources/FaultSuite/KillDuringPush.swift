@@ -35,7 +35,8 @@ enum KillDuringPush {
         let atCrash = try await StoredBatches.read(environment.database.pool, tenant: environment.database.tenant)
         let lost = acknowledgedBeforeKill.filter { !atCrash.isComplete(devices[$0.device].batches[$0.batch], user: devices[$0.device].user) }
         let crashTally = atCrash.tally(devices)
-        report.check(lost.isEmpty, "every push acknowledged before the kill is stored (acknowledged \(acknowledgedBeforeKill.count), found \(acknowledgedBeforeKill.count - lost.count), lost \(lost.count))")
+        report.check(
+            lost.isEmpty, "every push acknowledged before the kill is stored (acknowledged \(acknowledgedBeforeKill.count), found \(acknowledgedBeforeKill.count - lost.count), lost \(lost.count))")
         report.check(crashTally.partial == 0, "no batch is partly applied at the crash (complete \(crashTally.complete), absent \(crashTally.absent), partial \(crashTally.partial))")
         let committedUnacknowledged = crashTally.complete - acknowledgedBeforeKill.count
 
@@ -55,7 +56,9 @@ enum KillDuringPush {
         let notApplied = acknowledgements.count { $0.count != TrackedBatch.changeCount || $0.contains { $0 != "applied" } }
 
         report.check(acknowledgedTotal == totalBatches, "after the restart every device's queue completes (acknowledged \(acknowledgedTotal) of \(totalBatches))")
-        report.check(finalTally.complete == totalBatches && finalTally.partial == 0, "every batch is stored exactly once (complete \(finalTally.complete), partial \(finalTally.partial), absent \(finalTally.absent))")
+        report.check(
+            finalTally.complete == totalBatches && finalTally.partial == 0,
+            "every batch is stored exactly once (complete \(finalTally.complete), partial \(finalTally.partial), absent \(finalTally.absent))")
         report.check(notApplied == 0, "every acknowledgement, first answer or replayed retry, reports all \(TrackedBatch.changeCount) changes applied (\(notApplied) did not)")
         report.check(final.totalRecords == totalBatches * TrackedBatch.changeCount, "the tenant holds exactly \(totalBatches * TrackedBatch.changeCount) records (found \(final.totalRecords))")
         report.check(otherStatuses.isEmpty, "no push was answered with an error status (\(otherStatuses.count) were: \(Set(otherStatuses).sorted()))")

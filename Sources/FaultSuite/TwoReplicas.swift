@@ -70,9 +70,11 @@ enum TwoReplicas {
                         for round in 0..<scale.replicaRounds {
                             let edits = Array((0..<sharedHabits).shuffled(using: &random).prefix(2))
                             let deleting = (d == 1 && round == scale.replicaRounds / 2) ? sharedHabits - 1 : nil
-                            let body = batch(habits: entry.habits, edits: edits, progress: 3, events: 3, deleting: deleting, at: {
-                                base.addingTimeInterval(Double(round) + Double(Int.random(in: 0..<1000, using: &random)) / 1000)
-                            })
+                            let body = batch(
+                                habits: entry.habits, edits: edits, progress: 3, events: 3, deleting: deleting,
+                                at: {
+                                    base.addingTimeInterval(Double(round) + Double(Int.random(in: 0..<1000, using: &random)) / 1000)
+                                })
                             if let reply = try? await client.push(body), reply.status == 200 {
                                 tally.pushes[d % 2] += 1
                                 for result in (try? reply.json())?["results"] as? [[String: Any]] ?? [] {
@@ -126,8 +128,13 @@ enum TwoReplicas {
         let deviceCount = scale.replicaUsers * scale.devicesPerUser
         report.check(total.failures == 0, "every push and pull was answered 200 (\(total.failures) were not)")
         report.check(total.pushes[0] > 0 && total.pushes[1] > 0, "both replicas served pushes (\(total.pushes[0]) and \(total.pushes[1]))")
-        report.check((total.results["superseded"] ?? 0) > 0 && total.canonicalIDs > 0, "devices really conflicted: \(total.results["superseded"] ?? 0) superseded writes, \(total.canonicalIDs) progress records merged into another device's id")
-        report.check(converged == deviceCount && disagreements.isEmpty, "every device converged on the state a fresh sync through either replica returns (\(converged) of \(deviceCount) devices)" + (disagreements.isEmpty ? "" : ": " + disagreements.joined(separator: "; ")))
+        report.check(
+            (total.results["superseded"] ?? 0) > 0 && total.canonicalIDs > 0,
+            "devices really conflicted: \(total.results["superseded"] ?? 0) superseded writes, \(total.canonicalIDs) progress records merged into another device's id")
+        report.check(
+            converged == deviceCount && disagreements.isEmpty,
+            "every device converged on the state a fresh sync through either replica returns (\(converged) of \(deviceCount) devices)"
+                + (disagreements.isEmpty ? "" : ": " + disagreements.joined(separator: "; ")))
 
         report.count("devices", deviceCount)
         report.count("pushes via replica A", total.pushes[0])
@@ -151,19 +158,29 @@ enum TwoReplicas {
     static func batch(habits: [UUID], edits: [Int], progress: Int, events: Int, deleting: Int?, at time: () -> Date) -> Data {
         var changes: [[String: Any]] = []
         for (n, habit) in edits.enumerated() {
-            changes.append(["collection": "habits", "op": "upsert", "id": habits[habit].uuidString, "updatedAt": WireTime.format(time()),
-                            "record": ["name": "Habit \(habit) v\(Int.random(in: 0..<1_000_000))", "habitType": "formation", "goalCount": 2,
-                                       "goalUnit": "times", "schedule": ["type": "daily"], "startDate": "2026-06-01"]])
+            changes.append([
+                "collection": "habits", "op": "upsert", "id": habits[habit].uuidString, "updatedAt": WireTime.format(time()),
+                "record": [
+                    "name": "Habit \(habit) v\(Int.random(in: 0..<1_000_000))", "habitType": "formation", "goalCount": 2,
+                    "goalUnit": "times", "schedule": ["type": "daily"], "startDate": "2026-06-01",
+                ],
+            ])
         }
         for n in 0..<progress {
             let habit = habits[Int.random(in: 0..<(habits.count - 1))]  // the last habit may be deleted
-            changes.append(["collection": "dailyProgress", "op": "upsert", "id": UUID().uuidString, "updatedAt": WireTime.format(time()),
-                            "record": ["habitId": habit.uuidString, "date": "2026-06-0\(1 + Int.random(in: 0..<5))",
-                                       "progressCount": Int.random(in: 0..<3), "goalCount": 2]])
+            changes.append([
+                "collection": "dailyProgress", "op": "upsert", "id": UUID().uuidString, "updatedAt": WireTime.format(time()),
+                "record": [
+                    "habitId": habit.uuidString, "date": "2026-06-0\(1 + Int.random(in: 0..<5))",
+                    "progressCount": Int.random(in: 0..<3), "goalCount": 2,
+                ],
+            ])
         }
         for n in 0..<events {
-            changes.append(["collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": WireTime.format(time()),
-                            "record": ["eventType": "exit_to_focus", "timestamp": WireTime.format(time()), "pauseDuration": n, "timerDuration": 30]])
+            changes.append([
+                "collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": WireTime.format(time()),
+                "record": ["eventType": "exit_to_focus", "timestamp": WireTime.format(time()), "pauseDuration": n, "timerDuration": 30],
+            ])
         }
         if let deleting {
             changes.append(["collection": "habits", "op": "delete", "id": habits[deleting].uuidString, "updatedAt": WireTime.format(time())])

@@ -9,8 +9,10 @@ struct ChangeGenerator {
     let corpus: FuzzCorpus
     let now: Date
 
-    static let collections = ["habits", "reminders", "dailyProgress", "xpTransactions", "achievements", "focusSessions",
-                              "usageEvents", "selectedApps", "userSettings", "globalStreak", "bogus"]
+    static let collections = [
+        "habits", "reminders", "dailyProgress", "xpTransactions", "achievements", "focusSessions",
+        "usageEvents", "selectedApps", "userSettings", "globalStreak", "bogus",
+    ]
 
     func pick<T>(_ values: [T], _ random: inout SeededGenerator) -> T { values[Int(random.next() % UInt64(values.count))] }
     func chance(_ percent: UInt64, _ random: inout SeededGenerator) -> Bool { random.next() % 100 < percent }
@@ -22,10 +24,16 @@ struct ChangeGenerator {
         let day = LocalDate(now.addingTimeInterval(-Double(random.next() % 20) * 86_400), in: .gmt).description
         switch collection {
         case "habits":
-            var habit: [String: Any] = ["name": pick(["Read", "Run", "Meditate", "Water"], &random), "habitType": "formation", "goalCount": Int(random.next() % 5) + 1,
-                                        "goalUnit": "times", "schedule": pick([["type": "daily"], ["type": "everyNDays", "n": 2],
-                                                                               ["type": "specificWeekdays", "weekdays": ["monday", "friday"]], ["type": "frequencyWeekly", "n": 3]], &random),
-                                        "startDate": "2026-11-01"]
+            var habit: [String: Any] = [
+                "name": pick(["Read", "Run", "Meditate", "Water"], &random), "habitType": "formation", "goalCount": Int(random.next() % 5) + 1,
+                "goalUnit": "times",
+                "schedule": pick(
+                    [
+                        ["type": "daily"], ["type": "everyNDays", "n": 2],
+                        ["type": "specificWeekdays", "weekdays": ["monday", "friday"]], ["type": "frequencyWeekly", "n": 3],
+                    ], &random),
+                "startDate": "2026-11-01",
+            ]
             if chance(20, &random) { habit["habitType"] = "breaking"; habit["baselineCount"] = 10 }
             return habit
         case "reminders": return ["habitId": pick(corpus.ids, &random).uuidString, "time": pick(["07:30", "21:00"], &random)]
@@ -65,8 +73,11 @@ struct ChangeGenerator {
         var record = record(collection, &random)
         if chance(35, &random) {
             // One to three fields replaced (or added) with hostile values.
-            let names = Array(record.keys) + ["habitDescription", "color", "icon", "endDate", "difficulty", "skipReason", "skipNote", "createdAt",
-                                              "endTime", "pausedDuration", "notificationIdentifier", "selectedInterestTags", "frePhase", "date", "x\u{0}y"]
+            let names =
+                Array(record.keys) + [
+                    "habitDescription", "color", "icon", "endDate", "difficulty", "skipReason", "skipNote", "createdAt",
+                    "endTime", "pausedDuration", "notificationIdentifier", "selectedInterestTags", "frePhase", "date", "x\u{0}y",
+                ]
             for _ in 0..<(1 + Int(random.next() % 3)) { record[pick(names, &random)] = hostileValue(&random) }
         }
         let deleting = chance(12, &random)
@@ -101,8 +112,11 @@ struct ChangeGenerator {
     /// sometimes an envelope that is wrong as a whole.
     func body(_ random: inout SeededGenerator) -> (body: Data, wellFormed: Bool) {
         if chance(4, &random) {
-            let garbage = pick([Data("{".utf8), Data("[]".utf8), Data("{\"batchId\":1,\"changes\":[]}".utf8), Data(repeating: 0x5B, count: 5000),
-                                Data("{\"batchId\":\"\(UUID().uuidString)\",\"changes\":[1]}".utf8), Data([0xFF, 0xFE, 0x00])], &random)
+            let garbage = pick(
+                [
+                    Data("{".utf8), Data("[]".utf8), Data("{\"batchId\":1,\"changes\":[]}".utf8), Data(repeating: 0x5B, count: 5000),
+                    Data("{\"batchId\":\"\(UUID().uuidString)\",\"changes\":[1]}".utf8), Data([0xFF, 0xFE, 0x00]),
+                ], &random)
             return (garbage, false)
         }
         var changes = (0..<(1 + Int(random.next() % 40))).map { _ in change(&random) }
@@ -118,8 +132,10 @@ struct ChangeGenerator {
     /// ones, repeated ones, percent-encoded bytes.
     func query(_ random: inout SeededGenerator) -> String {
         let names = ["cursor", "limit", "collections", "from", "to", "x", "limit", "cursor\u{0}"]
-        let values = ["1", "0", "5000", "5001", "-1", "1e3", "habits", "habits,usageEvents", "habits,,", "bogus", "2026-11-20", "0001-01-01", "9999-12-31",
-                      "djE6MQ", "djI6MTow", "%00", "\u{0}", "a b", String(repeating: "A", count: 300), pick(FuzzCorpus.strings, &random)]
+        let values = [
+            "1", "0", "5000", "5001", "-1", "1e3", "habits", "habits,usageEvents", "habits,,", "bogus", "2026-11-20", "0001-01-01", "9999-12-31",
+            "djE6MQ", "djI6MTow", "%00", "\u{0}", "a b", String(repeating: "A", count: 300), pick(FuzzCorpus.strings, &random),
+        ]
         let count = Int(random.next() % 4)
         let items = (0..<count).map { _ in
             let name = pick(names, &random).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "x"

@@ -17,12 +17,14 @@ struct FuzzCorpus {
     }
 
     static let strings: [String] = {
-        var values = ["", " ", "a", "Read", "  a  ", "\n", "a\n", "\u{0}", "a\u{0}b", "\r\n", "\t", "\u{7F}", "\u{85}", "\u{2028}", "a\u{2029}",
-                      "e\u{301}", "\u{301}", "🏃‍♀️", "👍🏽", "\u{FEFF}", "\u{200B}", "\u{00A0}", "\u{3000}", "名前", "\u{10FFFF}", "\\", "\"", "'",
-                      "%s%n", "${jndi:x}", "'; DROP TABLE habits; --", "<script>", "null", "true", "-0", "1e308", "NaN",
-                      "#FFFFFF", "#ffffff00", "#FFFFFF\n", "12:30", "23:59", "24:00", "instagram://", "a://x y", "a://x\n",
-                      "exit_to_focus", "proceed_to_app", "deepen_pause", "completed", "active", "paused", "abandoned", "medical", "rest",
-                      "formation", "breaking", "daily", "everyNDays", "specificWeekdays", "notStarted", "phase2Complete", "server"]
+        var values = [
+            "", " ", "a", "Read", "  a  ", "\n", "a\n", "\u{0}", "a\u{0}b", "\r\n", "\t", "\u{7F}", "\u{85}", "\u{2028}", "a\u{2029}",
+            "e\u{301}", "\u{301}", "🏃‍♀️", "👍🏽", "\u{FEFF}", "\u{200B}", "\u{00A0}", "\u{3000}", "名前", "\u{10FFFF}", "\\", "\"", "'",
+            "%s%n", "${jndi:x}", "'; DROP TABLE habits; --", "<script>", "null", "true", "-0", "1e308", "NaN",
+            "#FFFFFF", "#ffffff00", "#FFFFFF\n", "12:30", "23:59", "24:00", "instagram://", "a://x y", "a://x\n",
+            "exit_to_focus", "proceed_to_app", "deepen_pause", "completed", "active", "paused", "abandoned", "medical", "rest",
+            "formation", "breaking", "daily", "everyNDays", "specificWeekdays", "notStarted", "phase2Complete", "server",
+        ]
         for count in [50, 51, 100, 101, 200, 201, 500, 501, 2000, 2001, 10_000] {
             values.append(String(repeating: "x", count: count))
             values.append(String(repeating: "é", count: count))
@@ -31,17 +33,23 @@ struct FuzzCorpus {
         return values
     }()
 
-    static let numbers: [Double] = [0, -0.0, 1, -1, 2, 5, 7, 10, 15, 30, 31, 45, 46, 100, 1500, 1501, 0.5, 2.5, 1e-300, 5e-324, 1e308, -1e308,
-                                    2_147_483_647, 2_147_483_648, 9_007_199_254_740_993, 100_000, 100_001, -100_000, 300, 1200]
+    static let numbers: [Double] = [
+        0, -0.0, 1, -1, 2, 5, 7, 10, 15, 30, 31, 45, 46, 100, 1500, 1501, 0.5, 2.5, 1e-300, 5e-324, 1e308, -1e308,
+        2_147_483_647, 2_147_483_648, 9_007_199_254_740_993, 100_000, 100_001, -100_000, 300, 1200,
+    ]
 
-    static let dates = ["2026-11-20", "2026-11-01", "2026-02-28", "2024-02-29", "2026-02-29", "0001-01-01", "1969-12-31", "1970-01-01",
-                        "9999-12-31", "2200-01-01", "2026-13-01", "2026-11-20\n", "20261120", "2026-11-20T00:00:00Z"]
+    static let dates = [
+        "2026-11-20", "2026-11-01", "2026-02-28", "2024-02-29", "2026-02-29", "0001-01-01", "1969-12-31", "1970-01-01",
+        "9999-12-31", "2200-01-01", "2026-13-01", "2026-11-20\n", "20261120", "2026-11-20T00:00:00Z",
+    ]
 
     static func times(now: Date) -> [String] {
         let recent = (0..<6).map { WireTime.format(now.addingTimeInterval(-Double($0) * 86_400 * 11)) }
-        return recent + [WireTime.format(now), WireTime.format(now.addingTimeInterval(240)), WireTime.format(now.addingTimeInterval(3600)),
-                         "1970-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "9999-12-31T23:59:59.999-23:59", "2031-03-04T05:06:07Z",
-                         "2026-11-20T08:15:30.9999999Z", "2026-11-20T08:15:30.1234567890123Z", "2026-02-30T00:00:00Z", "2026-11-20T08:15:30", "not a time", "2026-11-20 08:15:30+05:30"]
+        return recent + [
+            WireTime.format(now), WireTime.format(now.addingTimeInterval(240)), WireTime.format(now.addingTimeInterval(3600)),
+            "1970-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "9999-12-31T23:59:59.999-23:59", "2031-03-04T05:06:07Z",
+            "2026-11-20T08:15:30.9999999Z", "2026-11-20T08:15:30.1234567890123Z", "2026-02-30T00:00:00Z", "2026-11-20T08:15:30", "not a time", "2026-11-20 08:15:30+05:30",
+        ]
     }
 }
 

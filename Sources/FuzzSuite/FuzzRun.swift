@@ -52,8 +52,10 @@ public struct FuzzRun {
         public var passed: Bool { violations.isEmpty }
 
         public var text: String {
-            var lines = ["fuzz run (seed \(seed)): \(operations) operations in \(Int(elapsed / .seconds(1))) s — \(pushes) pushes (\(changesSent) changes, \(retries) retried batches), "
-                         + "\(pulls) syncs, \(queries) random queries, \(maintenanceRuns) maintenance runs, \(newDevices) new devices, \(outages) outages"]
+            var lines = [
+                "fuzz run (seed \(seed)): \(operations) operations in \(Int(elapsed / .seconds(1))) s — \(pushes) pushes (\(changesSent) changes, \(retries) retried batches), "
+                    + "\(pulls) syncs, \(queries) random queries, \(maintenanceRuns) maintenance runs, \(newDevices) new devices, \(outages) outages"
+            ]
             lines.append("  statuses: " + statuses.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))
             lines.append("  change results: " + results.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             lines.append(violations.isEmpty ? "  ok   every invariant held after every step" : "  FAIL \(violations.count) violations:")
@@ -77,10 +79,13 @@ public struct FuzzRun {
         let work = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-fuzz-\(getpid())-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let database = try await HarnessDatabase(databaseURL: nil, directory: work, migrationsDirectory: migrationsDirectory, maxConnections: 60)
-        let server = ServerProcess(binary: serverBinary, databaseURL: database.connectionString, logDirectory: work, name: "fuzz",
-                                   // Generous timeouts: a 503 here must mean an outage, never a busy machine.
-                                   extraArguments: ["--migrate", "off", "--pool-size", "6", "--migrations-dir", migrationsDirectory.standardizedFileURL.path,
-                                                    "--statement-timeout", "60s", "--pool-lease-timeout", "60s"])
+        let server = ServerProcess(
+            binary: serverBinary, databaseURL: database.connectionString, logDirectory: work, name: "fuzz",
+            // Generous timeouts: a 503 here must mean an outage, never a busy machine.
+            extraArguments: [
+                "--migrate", "off", "--pool-size", "6", "--migrations-dir", migrationsDirectory.standardizedFileURL.path,
+                "--statement-timeout", "60s", "--pool-lease-timeout", "60s",
+            ])
         var report = Report()
         do {
             try await server.start()
@@ -150,7 +155,8 @@ public struct FuzzRun {
             func synced(_ state: [String: [String: Any]]) -> [String: [String: Any]] {
                 state.filter { _, change in
                     guard change["collection"] as? String == "usageEvents", let record = change["record"] as? [String: Any],
-                        let text = record["timestamp"] as? String, let time = WireTime.parse(text) else { return true }
+                        let text = record["timestamp"] as? String, let time = WireTime.parse(text)
+                    else { return true }
                     return time > archivable
                 }
             }
@@ -206,8 +212,9 @@ public struct FuzzRun {
                 count(reply)
                 if path == "/v1/sync/pull" { checkOwnership([reply], user: device.user) }
             case 88..<93:
-                let retention = MaintenanceStore.Retention(tombstones: [0.001, 5, 3600][Int(random.next() % 3)], pushBatches: [0.001, 86_400][Int(random.next() % 2)],
-                                                           conflicts: 0.001, usageEvents: [Self.shortestUsageRetention, 90 * 86_400][Int(random.next() % 2)])
+                let retention = MaintenanceStore.Retention(
+                    tombstones: [0.001, 5, 3600][Int(random.next() % 3)], pushBatches: [0.001, 86_400][Int(random.next() % 2)],
+                    conflicts: 0.001, usageEvents: [Self.shortestUsageRetention, 90 * 86_400][Int(random.next() % 2)])
                 _ = try await MaintenanceStore(pool: database.pool).run(retention: retention, now: Date().addingTimeInterval(1))
                 report.maintenanceRuns += 1
                 // Idempotency records live as long as the batch retention: once purged, a retry

@@ -25,7 +25,8 @@ public struct GuardedFetcher: Sendable {
             throw .urlRefused("contains a space or control character")
         }
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-              let host = components.host, !host.isEmpty else { throw .urlRefused("not an absolute URL with a host") }
+            let host = components.host, !host.isEmpty
+        else { throw .urlRefused("not an absolute URL with a host") }
         guard components.user == nil, components.password == nil else { throw .urlRefused("carries credentials") }
         switch scheme {
         case "https":

@@ -52,7 +52,9 @@ public enum AccessTokenVerifier {
             }
         }
         guard let claims else {
-            throw AuthenticationFailure(.signatureInvalid, "tid \(tenantID): kid \(String(reflecting: String((unverified.keyID ?? "-").prefix(100)))) does not verify; active key ids \(keys.map { $0.id.uuidString.lowercased() })")
+            throw AuthenticationFailure(
+                .signatureInvalid,
+                "tid \(tenantID): kid \(String(reflecting: String((unverified.keyID ?? "-").prefix(100)))) does not verify; active key ids \(keys.map { $0.id.uuidString.lowercased() })")
         }
         guard UUID(uuidString: claims.tid) == tenantID else { throw AuthenticationFailure(.tokenInvalid, "tid changed") }
         _ = try TokenTimes.check(unverified, now: now, source: "tid \(tenantID)")

@@ -20,8 +20,10 @@ extension TokenMinter {
     /// Mints a token as an identity provider would: `iss`, `aud`, `sub`, `iat`, `exp`, signed
     /// with a PEM private key (P-256 for ES256, RSA for RS256). For trying an issuer
     /// configuration without the provider (`token mint --signing-key`, docs/identity.md).
-    public static func mintAsIssuer(issuer: String, audience: String, userID: String, privateKeyPEM: String, keyID: String?,
-                                    ttl: TimeInterval, now: Date = Date()) async throws -> String {
+    public static func mintAsIssuer(
+        issuer: String, audience: String, userID: String, privateKeyPEM: String, keyID: String?,
+        ttl: TimeInterval, now: Date = Date()
+    ) async throws -> String {
         let collection = JWTKeyCollection()
         if let key = try? ES256PrivateKey(pem: privateKeyPEM) {
             await collection.add(ecdsa: key)

@@ -60,12 +60,19 @@ public enum ClaimValue: Decodable, Sendable, Equatable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([ClaimValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: ClaimValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([ClaimValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: ClaimValue].self))
+        }
     }
 
     /// A NumericDate: a finite number (not a boolean, not a string).

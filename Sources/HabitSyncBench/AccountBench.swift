@@ -57,8 +57,9 @@ enum AccountBench {
 
     static func table(_ r: Result) -> String {
         func row(_ label: String, _ e: Export) -> String {
-            String(format: "| export, %@ (%d usage events) | %.2f s, %.0f records/s, %.1f MiB | %.1f |", label, e.records, e.seconds,
-                   Double(e.records) / max(e.seconds, 0.000_001), Double(e.bytes) / 1_048_576, e.serverPeakMiB)
+            String(
+                format: "| export, %@ (%d usage events) | %.2f s, %.0f records/s, %.1f MiB | %.1f |", label, e.records, e.seconds,
+                Double(e.records) / max(e.seconds, 0.000_001), Double(e.bytes) / 1_048_576, e.serverPeakMiB)
         }
         return """
             | account | time, rate, size | server peak RSS, MiB |

@@ -62,7 +62,8 @@ struct BenchCommand: AsyncParsableCommand {
                 throw error
             }
             await environment.stop()
-            print("""
+            print(
+                """
                 | server peak RSS, MiB | value | target |
                 |---|---|---|
                 | idle (after one small push) | \(String(format: "%.1f", memory.idlePeakMiB)) | |
@@ -75,8 +76,9 @@ struct BenchCommand: AsyncParsableCommand {
         if realtimeOnly {
             let result: RealtimeBench.Result
             do {
-                result = try await RealtimeBench.measure(environment, streams: quick ? 40 : 1_000, idleStreams: quick ? 100 : 5_000,
-                                                         samples: quick ? 20 : 400, batches: quick ? 3 : 20, log: log)
+                result = try await RealtimeBench.measure(
+                    environment, streams: quick ? 40 : 1_000, idleStreams: quick ? 100 : 5_000,
+                    samples: quick ? 20 : 400, batches: quick ? 3 : 20, log: log)
             } catch {
                 await environment.stop()
                 throw error
@@ -202,14 +204,22 @@ struct BenchCommand: AsyncParsableCommand {
         var lines = ["| measurement | end to end | raw ceiling | ratio | target |", "|---|---|---|---|---|"]
         for push in r.push {
             let raw = r.rawUpsertRecordsPerSecond[String(push.devices)] ?? 0
-            lines.append("| push, \(push.devices) device(s), records/s (p50/p95/p99 \(ms(push.latencyMilliseconds.p50))/\(ms(push.latencyMilliseconds.p95))/\(ms(push.latencyMilliseconds.p99)) ms) | \(f(push.recordsPerSecond)) | \(f(raw)) | \(String(format: "%.2f", push.recordsPerSecond / max(raw, 1))) | \(push.devices == 16 ? "≥ 0.3, p99 ≤ 150 ms" : "") |")
+            lines.append(
+                "| push, \(push.devices) device(s), records/s (p50/p95/p99 \(ms(push.latencyMilliseconds.p50))/\(ms(push.latencyMilliseconds.p95))/\(ms(push.latencyMilliseconds.p99)) ms) | \(f(push.recordsPerSecond)) | \(f(raw)) | \(String(format: "%.2f", push.recordsPerSecond / max(raw, 1))) | \(push.devices == 16 ? "≥ 0.3, p99 ≤ 150 ms" : "") |"
+            )
         }
-        if r.initialSyncRecords > 0 { lines.append("| initial sync of \(r.initialSyncRecords) records, records/s | \(f(r.initialSyncRecordsPerSecond)) | \(f(r.rawPullRecordsPerSecond)) | \(String(format: "%.2f", r.initialSyncRecordsPerSecond / max(r.rawPullRecordsPerSecond, 1))) | ≥ 0.6 |") }
+        if r.initialSyncRecords > 0 {
+            lines.append(
+                "| initial sync of \(r.initialSyncRecords) records, records/s | \(f(r.initialSyncRecordsPerSecond)) | \(f(r.rawPullRecordsPerSecond)) | \(String(format: "%.2f", r.initialSyncRecordsPerSecond / max(r.rawPullRecordsPerSecond, 1))) | ≥ 0.6 |"
+            )
+        }
         if let incremental = r.incrementalPullMilliseconds {
             lines.append("| incremental pull of 100 changes, p50 ms | \(ms(incremental.p50)) | | | |")
         }
         if let small = r.pullLatencySmallMilliseconds, let large = r.pullLatencyLargeMilliseconds {
-            lines.append("| pull of 100 new changes, p50 ms: \(r.largeRows) vs \(r.smallRows) rows stored | \(ms(large.p50)) vs \(ms(small.p50)) | | \(String(format: "%.2f", large.p50 / max(small.p50, 0.001))) | ≤ 1.3 |")
+            lines.append(
+                "| pull of 100 new changes, p50 ms: \(r.largeRows) vs \(r.smallRows) rows stored | \(ms(large.p50)) vs \(ms(small.p50)) | | \(String(format: "%.2f", large.p50 / max(small.p50, 0.001))) | ≤ 1.3 |"
+            )
         }
         lines.append("| server peak RSS, MiB | \(String(format: "%.1f", r.serverPeakRSSMiB)) | | | ≤ 150 |")
         return lines.joined(separator: "\n")

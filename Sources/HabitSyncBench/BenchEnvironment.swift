@@ -31,8 +31,10 @@ final class BenchEnvironment {
             binary: URL(fileURLWithPath: binary), databaseURL: database.connectionString, logDirectory: logDirectory, name: name,
             // The migrations folder as the benchmark was given it, made absolute: the server's
             // own default would look in its working directory.
-            extraArguments: ["--migrate", "off", "--pool-size", "20", "--log-level", "info", "--statement-timeout", "60s",
-                             "--migrations-dir", URL(fileURLWithPath: migrationsDirectory).standardizedFileURL.path])
+            extraArguments: [
+                "--migrate", "off", "--pool-size", "20", "--log-level", "info", "--statement-timeout", "60s",
+                "--migrations-dir", URL(fileURLWithPath: migrationsDirectory).standardizedFileURL.path,
+            ])
     }
 
     /// Another replica on the same database (the realtime measurement), started; the caller

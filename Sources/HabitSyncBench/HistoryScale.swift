@@ -32,19 +32,22 @@ enum HistoryScale {
         try await pool.withTransaction { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
             try await connection.query("INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), \(user))")
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO habits (tenant_id, user_id, id, name, habit_description, icon, habit_type, goal_count, goal_unit, schedule_type,
                                     start_date, created_at, updated_at, updated_by, server_version)
                 SELECT \(tenant), \(user), h.id, 'Habit ' || h.n, '', 'star', 'formation', 1, 'times', 'daily', \(start.description)::date, now(), now(), 'seed', h.n
                 FROM unnest(\(habits)::uuid[]) WITH ORDINALITY AS h(id, n)
                 """)
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO daily_progress (tenant_id, user_id, id, habit_id, date, progress_count, goal_count, timestamps, updated_at, updated_by, server_version)
                 SELECT \(tenant), \(user), gen_random_uuid(), h.id, \(start.description)::date + d::int, 1, 1, ARRAY[now()]::timestamptz(3)[], now(), 'seed',
                        \(habits.count) + d * \(habits.count) + h.n
                 FROM unnest(\(habits)::uuid[]) WITH ORDINALITY AS h(id, n), generate_series(0, \(days - 1)) d
                 """)
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO usage_event_ids (tenant_id, user_id, id, occurred_at, is_exit)
                 SELECT \(tenant), \(user), gen_random_uuid(), (\(start.description)::date + d::int)::timestamp AT TIME ZONE 'UTC' + interval '12 hours', true
                 FROM generate_series(0, \(days - 2)) d
@@ -61,14 +64,20 @@ enum HistoryScale {
     static func checkIn(habits: [UUID], round: Int) throws -> Data {
         let now = Date()
         let at = WireTime.format(now)
-        var changes: [[String: Any]] = [[
-            "collection": "dailyProgress", "op": "upsert", "id": UUID().uuidString, "updatedAt": at,
-            "record": ["habitId": habits[round % habits.count].uuidString, "date": LocalDate(now, in: .gmt).description, "progressCount": 1 + round % 3, "goalCount": 1],
-        ]]
+        var changes: [[String: Any]] = [
+            [
+                "collection": "dailyProgress", "op": "upsert", "id": UUID().uuidString, "updatedAt": at,
+                "record": ["habitId": habits[round % habits.count].uuidString, "date": LocalDate(now, in: .gmt).description, "progressCount": 1 + round % 3, "goalCount": 1],
+            ]
+        ]
         for n in 0..<5 {
-            changes.append(["collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": at,
-                            "record": ["eventType": n == 0 ? "exit_to_focus" : "deepen_pause", "timestamp": WireTime.format(now.addingTimeInterval(-Double(n))),
-                                       "pauseDuration": 5, "timerDuration": 30]])
+            changes.append([
+                "collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": at,
+                "record": [
+                    "eventType": n == 0 ? "exit_to_focus" : "deepen_pause", "timestamp": WireTime.format(now.addingTimeInterval(-Double(n))),
+                    "pauseDuration": 5, "timerDuration": 30,
+                ],
+            ])
         }
         return try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])
     }
@@ -118,7 +127,8 @@ enum HistoryScale {
             }
         }
         return users.enumerated().map { index, user in
-            Row(label: user.label, progressRows: user.days * habitsPerUser, push: Percentiles(pushes[index]), refresh: Percentiles(refreshes[index]),
+            Row(
+                label: user.label, progressRows: user.days * habitsPerUser, push: Percentiles(pushes[index]), refresh: Percentiles(refreshes[index]),
                 seedSeconds: seedSeconds[index])
         }
     }
@@ -126,10 +136,14 @@ enum HistoryScale {
     static func table(_ rows: [Row]) -> String {
         func ms(_ value: Double) -> String { String(format: "%.1f", value) }
         guard let base = rows.first else { return "" }
-        var lines = ["| history (10 daily habits) | progress rows | push p50 / p95 ms | ÷ \(base.label) (p50) | first pull of a day p50 / p95 ms | ÷ \(base.label) (p50) | target |",
-                     "|---|---|---|---|---|---|---|"]
+        var lines = [
+            "| history (10 daily habits) | progress rows | push p50 / p95 ms | ÷ \(base.label) (p50) | first pull of a day p50 / p95 ms | ÷ \(base.label) (p50) | target |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for row in rows {
-            lines.append("| \(row.label) | \(row.progressRows) | \(ms(row.push.p50)) / \(ms(row.push.p95)) | \(String(format: "%.2f", row.push.p50 / max(base.push.p50, 0.001))) | \(ms(row.refresh.p50)) / \(ms(row.refresh.p95)) | \(String(format: "%.2f", row.refresh.p50 / max(base.refresh.p50, 0.001))) | \(row.label == base.label ? "" : "≤ 1.3") |")
+            lines.append(
+                "| \(row.label) | \(row.progressRows) | \(ms(row.push.p50)) / \(ms(row.push.p95)) | \(String(format: "%.2f", row.push.p50 / max(base.push.p50, 0.001))) | \(ms(row.refresh.p50)) / \(ms(row.refresh.p95)) | \(String(format: "%.2f", row.refresh.p50 / max(base.refresh.p50, 0.001))) | \(row.label == base.label ? "" : "≤ 1.3") |"
+            )
         }
         return lines.joined(separator: "\n")
     }
@@ -143,13 +157,17 @@ enum HistoryScale {
     /// The largest history's push and first-pull p50 over the smallest's, per fresh database:
     /// the plans must not depend on whether statistics were gathered before the first request.
     static func runsTable(_ runs: [Run]) -> String {
-        var lines = ["| fresh database | statistics | seeding s | push ÷ \(runs.first?.rows.first?.label ?? "") (p50), per history | first pull ÷ (p50), per history |",
-                     "|---|---|---|---|---|"]
+        var lines = [
+            "| fresh database | statistics | seeding s | push ÷ \(runs.first?.rows.first?.label ?? "") (p50), per history | first pull ÷ (p50), per history |",
+            "|---|---|---|---|---|",
+        ]
         for (number, run) in runs.enumerated() {
             guard let base = run.rows.first else { continue }
             let push = run.rows.dropFirst().map { "\($0.label) \(String(format: "%.2f", $0.push.p50 / max(base.push.p50, 0.001)))" }.joined(separator: ", ")
             let pull = run.rows.dropFirst().map { "\($0.label) \(String(format: "%.2f", $0.refresh.p50 / max(base.refresh.p50, 0.001)))" }.joined(separator: ", ")
-            lines.append("| \(number + 1) | \(run.analysed ? "analysed after seeding" : "as autovacuum left them") | \(String(format: "%.1f", run.rows.reduce(0) { $0 + $1.seedSeconds })) | \(push) | \(pull) |")
+            lines.append(
+                "| \(number + 1) | \(run.analysed ? "analysed after seeding" : "as autovacuum left them") | \(String(format: "%.1f", run.rows.reduce(0) { $0 + $1.seedSeconds })) | \(push) | \(pull) |"
+            )
         }
         return lines.joined(separator: "\n")
     }

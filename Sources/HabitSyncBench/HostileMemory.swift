@@ -21,7 +21,9 @@ enum HostileMemory {
 
         // One record holding ~4 million zeros: refused by the parser's limits.
         let zeros = String(repeating: "0,", count: bodyBytes / 2 - 200) + "0"
-        let huge = Data(#"{"batchId":"\#(UUID().uuidString)","changes":[{"collection":"habits","op":"upsert","id":"\#(UUID().uuidString)","updatedAt":"2026-11-20T08:15:30Z","record":{"name":[\#(zeros)]}}]}"#.utf8)
+        let huge = Data(
+            #"{"batchId":"\#(UUID().uuidString)","changes":[{"collection":"habits","op":"upsert","id":"\#(UUID().uuidString)","updatedAt":"2026-11-20T08:15:30Z","record":{"name":[\#(zeros)]}}]}"#.utf8
+        )
         for (status, count) in try await concurrently(environment, concurrency, user: "memory-huge") { _ in huge } { result.statuses["huge \(status)", default: 0] += count }
         result.afterHugeTreesPeakMiB = environment.server.peakRSSMiB()
 
@@ -36,8 +38,10 @@ enum HostileMemory {
     }
 
     static func change(_ index: Int, description: String) -> [String: Any] {
-        let record: [String: Any] = ["name": "Habit \(index)", "habitType": "formation", "goalCount": 1, "goalUnit": "times",
-                                     "schedule": ["type": "daily"], "startDate": "2026-11-01", "habitDescription": description]
+        let record: [String: Any] = [
+            "name": "Habit \(index)", "habitType": "formation", "goalCount": 1, "goalUnit": "times",
+            "schedule": ["type": "daily"], "startDate": "2026-11-01", "habitDescription": description,
+        ]
         return ["collection": "habits", "op": "upsert", "id": UUID().uuidString, "updatedAt": "2026-11-20T08:15:30Z", "record": record]
     }
 

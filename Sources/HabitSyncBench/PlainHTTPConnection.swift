@@ -2,7 +2,7 @@ import Foundation
 import ServerHarness
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One keep-alive HTTP/1.1 connection over a blocking socket, for the push and pull

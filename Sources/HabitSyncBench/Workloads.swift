@@ -15,8 +15,10 @@ enum Workloads {
     static let createRawIndex: PGQuery = "CREATE INDEX IF NOT EXISTS bench_raw_pull ON bench_raw_progress (user_id, server_version)"
 
     /// The best statement shape for a batch: one upsert of all rows, LWW in the WHERE.
-    static func rawUpsert(user: String, ids: [String], habits: [String], dates: [String], counts: [Int32], goals: [Int32],
-                          updatedAt: [Date], updatedBy: [String], versions: [Int64]) -> PGQuery {
+    static func rawUpsert(
+        user: String, ids: [String], habits: [String], dates: [String], counts: [Int32], goals: [Int32],
+        updatedAt: [Date], updatedBy: [String], versions: [Int64]
+    ) -> PGQuery {
         """
         INSERT INTO bench_raw_progress AS b (user_id, id, habit_id, date, progress_count, goal_count, updated_at, updated_by, server_version)
         SELECT \(user), * FROM unnest(\(ids)::uuid[], \(habits)::uuid[], \(dates)::date[], \(counts)::int4[], \(goals)::int4[],
@@ -94,7 +96,8 @@ enum Workloads {
         try await pool.withTransaction { connection in
             try await connection.query("SELECT set_config('habitsync.tenant_id', \(tenant.uuidString.lowercased()), true), set_config('habitsync.user_id', \(user), true)")
             try await connection.query("INSERT INTO users (tenant_id, user_id, change_counter) VALUES (\(tenant), \(user), \(count)) ON CONFLICT DO NOTHING")
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO usage_events (tenant_id, user_id, id, event_type, occurred_at, pause_duration, timer_duration, updated_at, updated_by, server_version)
                 SELECT \(tenant), \(user), gen_random_uuid(), (ARRAY['exit_to_focus','deepen_pause'])[1 + g % 2],
                        now() - make_interval(mins => (g % 500000)::int), g % 30, 30, now(), 'seed', g
@@ -111,26 +114,38 @@ enum Workloads {
         var changes: [[String: Any]] = []
         let at = WireTime.format(Date(timeIntervalSince1970: 1_795_000_000 + Double(round)))
         for n in 0..<40 {
-            changes.append(["collection": "dailyProgress", "op": "upsert", "id": UUID().uuidString, "updatedAt": at,
-                            "record": ["habitId": habits[n % habits.count].uuidString, "date": LocalDate(dayNumber: 19_000 + round * 2 + n / habits.count).description,
-                                       "progressCount": n % 4, "goalCount": 3]])
+            changes.append([
+                "collection": "dailyProgress", "op": "upsert", "id": UUID().uuidString, "updatedAt": at,
+                "record": [
+                    "habitId": habits[n % habits.count].uuidString, "date": LocalDate(dayNumber: 19_000 + round * 2 + n / habits.count).description,
+                    "progressCount": n % 4, "goalCount": 3,
+                ],
+            ])
         }
         for n in 0..<40 {
-            changes.append(["collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": at,
-                            "record": ["eventType": "exit_to_focus", "timestamp": at, "pauseDuration": n % 30, "timerDuration": 30]])
+            changes.append([
+                "collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": at,
+                "record": ["eventType": "exit_to_focus", "timestamp": at, "pauseDuration": n % 30, "timerDuration": 30],
+            ])
         }
         for n in 0..<20 {
-            changes.append(["collection": "habits", "op": "upsert", "id": habits[n % habits.count].uuidString, "updatedAt": at,
-                            "record": ["name": "Habit \(n) round \(round)", "habitType": "formation", "goalCount": 3, "goalUnit": "times",
-                                       "schedule": ["type": "daily"], "startDate": "2020-01-01"]])
+            changes.append([
+                "collection": "habits", "op": "upsert", "id": habits[n % habits.count].uuidString, "updatedAt": at,
+                "record": [
+                    "name": "Habit \(n) round \(round)", "habitType": "formation", "goalCount": 3, "goalUnit": "times",
+                    "schedule": ["type": "daily"], "startDate": "2020-01-01",
+                ],
+            ])
         }
         return try! JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])
     }
 
     static func habitBatch(_ habits: [UUID]) -> Data {
         let changes: [[String: Any]] = habits.map {
-            ["collection": "habits", "op": "upsert", "id": $0.uuidString, "updatedAt": "2026-01-01T00:00:00.000Z",
-             "record": ["name": "Habit", "habitType": "formation", "goalCount": 3, "goalUnit": "times", "schedule": ["type": "daily"], "startDate": "2020-01-01"]]
+            [
+                "collection": "habits", "op": "upsert", "id": $0.uuidString, "updatedAt": "2026-01-01T00:00:00.000Z",
+                "record": ["name": "Habit", "habitType": "formation", "goalCount": 3, "goalUnit": "times", "schedule": ["type": "daily"], "startDate": "2020-01-01"],
+            ]
         }
         return try! JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])
     }
@@ -213,8 +228,10 @@ enum Workloads {
         /// One round; returns the pull's latency in milliseconds.
         mutating func measureOnce() async throws -> Double {
             let changes: [[String: Any]] = (0..<100).map { n in
-                ["collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": "2026-11-20T08:00:00.000Z",
-                 "record": ["eventType": "deepen_pause", "timestamp": WireTime.format(Date().addingTimeInterval(-Double(round * 100 + n))), "pauseDuration": 5, "timerDuration": 30]]
+                [
+                    "collection": "usageEvents", "op": "upsert", "id": UUID().uuidString, "updatedAt": "2026-11-20T08:00:00.000Z",
+                    "record": ["eventType": "deepen_pause", "timestamp": WireTime.format(Date().addingTimeInterval(-Double(round * 100 + n))), "pauseDuration": 5, "timerDuration": 30],
+                ]
             }
             round += 1
             let status = try await client.push(try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": changes])).status

@@ -9,31 +9,43 @@ import Synchronization
 
 /// Options every command shares: where the database is, where the migrations are, logging.
 struct CommonOptions: ParsableArguments {
-    @Option(name: .customLong("database-url"), help: ArgumentHelp(
-        "PostgreSQL connection URI or conninfo. Env: DATABASE_URL. Default: the embedded database under --data-dir.",
-        valueName: "url"))
+    @Option(
+        name: .customLong("database-url"),
+        help: ArgumentHelp(
+            "PostgreSQL connection URI or conninfo. Env: DATABASE_URL. Default: the embedded database under --data-dir.",
+            valueName: "url"))
     var databaseURL: String?
 
-    @Option(name: .customLong("data-dir"), help: ArgumentHelp(
-        "Folder of the embedded database, used when no database URL is set. Env: HABITSYNC_DATA_DIR. Default: .habitsync in the checkout the binary was built in, else ./.habitsync",
-        valueName: "path"))
+    @Option(
+        name: .customLong("data-dir"),
+        help: ArgumentHelp(
+            "Folder of the embedded database, used when no database URL is set. Env: HABITSYNC_DATA_DIR. Default: .habitsync in the checkout the binary was built in, else ./.habitsync",
+            valueName: "path"))
     var dataDirectory: String?
 
-    @Option(name: .customLong("migrations-dir"), help: ArgumentHelp(
-        "Folder of the SQL migrations. Env: HABITSYNC_MIGRATIONS_DIR. Default: the migrations folder shipped beside the binary, else ./migrations.",
-        valueName: "path"))
+    @Option(
+        name: .customLong("migrations-dir"),
+        help: ArgumentHelp(
+            "Folder of the SQL migrations. Env: HABITSYNC_MIGRATIONS_DIR. Default: the migrations folder shipped beside the binary, else ./migrations.",
+            valueName: "path"))
     var migrationsDirectory: String?
 
-    @Option(name: .customLong("log-level"), help: ArgumentHelp(
-        "trace, debug, info, notice, warning, error or critical. Env: HABITSYNC_LOG_LEVEL. Default: info.", valueName: "level"))
+    @Option(
+        name: .customLong("log-level"),
+        help: ArgumentHelp(
+            "trace, debug, info, notice, warning, error or critical. Env: HABITSYNC_LOG_LEVEL. Default: info.", valueName: "level"))
     var logLevel: String?
 
-    @Option(name: .customLong("log-format"), help: ArgumentHelp(
-        "json or logfmt. Env: HABITSYNC_LOG_FORMAT. Default: json.", valueName: "format"))
+    @Option(
+        name: .customLong("log-format"),
+        help: ArgumentHelp(
+            "json or logfmt. Env: HABITSYNC_LOG_FORMAT. Default: json.", valueName: "format"))
     var logFormat: String?
 
-    @Option(name: .customLong("migration-lock-timeout"), help: ArgumentHelp(
-        "lock_timeout for migration statements, e.g. 10s. Env: HABITSYNC_MIGRATION_LOCK_TIMEOUT. Default: 10s.", valueName: "duration"))
+    @Option(
+        name: .customLong("migration-lock-timeout"),
+        help: ArgumentHelp(
+            "lock_timeout for migration statements, e.g. 10s. Env: HABITSYNC_MIGRATION_LOCK_TIMEOUT. Default: 10s.", valueName: "duration"))
     var migrationLockTimeout: String?
 
     func makeLogger(label: String = "habitsync") throws -> Logger {
@@ -67,9 +79,11 @@ struct CommonOptions: ParsableArguments {
     /// user cannot reach it).
     func embeddedDirectories() -> (requested: URL, cluster: URL) {
         let named = self.dataDirectory ?? ConfigurationValue.environment["HABITSYNC_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-        let requested = EmbeddedDataDirectory.resolve(named: named, executable: EmbeddedDataDirectory.executable,
-                                                      currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
-            .appendingPathComponent("postgres")
+        let requested = EmbeddedDataDirectory.resolve(
+            named: named, executable: EmbeddedDataDirectory.executable,
+            currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        )
+        .appendingPathComponent("postgres")
         return (requested, EmbeddedPostgres.reachableDirectory(for: requested))
     }
 
@@ -88,12 +102,14 @@ struct CommonOptions: ParsableArguments {
         }
         let (requested, root) = embeddedDirectories()
         if root != requested {
-            logger.notice("the postgres user cannot reach the data directory; the embedded database lives in a system folder instead",
-                          metadata: ["requested": "\(requested.path)", "directory": "\(root.path)"])
+            logger.notice(
+                "the postgres user cannot reach the data directory; the embedded database lives in a system folder instead",
+                metadata: ["requested": "\(requested.path)", "directory": "\(root.path)"])
         }
         guard creating || EmbeddedPostgres.isCluster(root) else {
-            throw CLIFailure(message: "no embedded database at \(requested.path)\(root == requested ? "" : " (kept in \(root.path))"), and this command creates none: "
-                + "run it where `habitsync-server serve` ran, or name the database with --data-dir, HABITSYNC_DATA_DIR or DATABASE_URL (`habitsync-server embedded list` shows the embedded ones)")
+            throw CLIFailure(
+                message: "no embedded database at \(requested.path)\(root == requested ? "" : " (kept in \(root.path))"), and this command creates none: "
+                    + "run it where `habitsync-server serve` ran, or name the database with --data-dir, HABITSYNC_DATA_DIR or DATABASE_URL (`habitsync-server embedded list` shows the embedded ones)")
         }
         let embedded = try EmbeddedPostgres(configuration: .init(directory: root), logger: logger)
         if creating { try? EmbeddedPostgres.recordRequestedDirectory(requested, of: root) }
@@ -109,8 +125,9 @@ extension CommonOptions {
         let database = try openDatabase(logger: logger)
         defer { database.close() }
         let configuration = PGPool.Configuration(
-            connection: PGConnectionConfiguration(connectionString: database.connectionString, applicationName: applicationName,
-                                                  notices: DatabaseNoticeLog(logger: logger).sink),
+            connection: PGConnectionConfiguration(
+                connectionString: database.connectionString, applicationName: applicationName,
+                notices: DatabaseNoticeLog(logger: logger).sink),
             maximumConnections: 1)
         do {
             return try await PGPool.withPool(configuration, logger: logger, body)

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The process's open-file limit (`RLIMIT_NOFILE`). Every HTTP connection, event stream and
@@ -35,8 +35,8 @@ enum DescriptorLimit {
     }
 
     #if canImport(Glibc)
-    private static let resourceLimitNoFile = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        private static let resourceLimitNoFile = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
     #else
-    private static let resourceLimitNoFile = RLIMIT_NOFILE
+        private static let resourceLimitNoFile = RLIMIT_NOFILE
     #endif
 }

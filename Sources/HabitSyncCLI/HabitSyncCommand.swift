@@ -13,7 +13,10 @@ public struct HabitSyncCommand: AsyncParsableCommand {
             commands attach to it (starting it for themselves if it is stopped). `embedded list` shows them.
             """,
         version: Release.version,
-        subcommands: [ServeCommand.self, MigrateCommand.self, TenantCommand.self, TokenCommand.self, UserCommand.self, EpochCommand.self, ImportLegacyCommand.self, MaintenanceCommand.self, DistributeCommand.self, EmbeddedCommand.self]
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, TenantCommand.self, TokenCommand.self, UserCommand.self, EpochCommand.self, ImportLegacyCommand.self, MaintenanceCommand.self,
+            DistributeCommand.self, EmbeddedCommand.self,
+        ]
     )
 
     public init() {}

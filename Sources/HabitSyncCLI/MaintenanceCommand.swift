@@ -12,13 +12,19 @@ struct MaintenanceCommand: AsyncParsableCommand {
             abstract: "Purge tombstones, idempotency records and conflict-log rows past retention; archive old usage-event partitions.")
 
         @OptionGroup var common: CommonOptions
-        @Option(name: .customLong("tombstone-retention"), help: ArgumentHelp("How long deletes are kept for pulls; older cursors get 410. Env: HABITSYNC_TOMBSTONE_RETENTION. Default: 90d.", valueName: "duration"))
+        @Option(
+            name: .customLong("tombstone-retention"),
+            help: ArgumentHelp("How long deletes are kept for pulls; older cursors get 410. Env: HABITSYNC_TOMBSTONE_RETENTION. Default: 90d.", valueName: "duration"))
         var tombstoneRetention: String?
-        @Option(name: .customLong("batch-retention"), help: ArgumentHelp("How long push idempotency records are kept (at least 7 days in production). Env: HABITSYNC_BATCH_RETENTION. Default: 7d.", valueName: "duration"))
+        @Option(
+            name: .customLong("batch-retention"),
+            help: ArgumentHelp("How long push idempotency records are kept (at least 7 days in production). Env: HABITSYNC_BATCH_RETENTION. Default: 7d.", valueName: "duration"))
         var batchRetention: String?
         @Option(name: .customLong("conflict-retention"), help: ArgumentHelp("How long conflict-log rows are kept. Env: HABITSYNC_CONFLICT_RETENTION. Default: 90d.", valueName: "duration"))
         var conflictRetention: String?
-        @Option(name: .customLong("usage-event-retention"), help: ArgumentHelp("Age after which usage-event months move to the archive schema. Env: HABITSYNC_USAGE_EVENT_RETENTION. Default: 90d.", valueName: "duration"))
+        @Option(
+            name: .customLong("usage-event-retention"),
+            help: ArgumentHelp("Age after which usage-event months move to the archive schema. Env: HABITSYNC_USAGE_EVENT_RETENTION. Default: 90d.", valueName: "duration"))
         var usageEventRetention: String?
         @Flag(help: "Print one JSON object.") var json = false
 
@@ -47,7 +53,9 @@ struct MaintenanceCommand: AsyncParsableCommand {
                 try JSONLine.print(object)
                 return
             }
-            print("tenants \(report.tenants), tombstones purged \(report.tombstonesPurged), idempotency records purged \(report.pushBatchesPurged), conflict-log rows purged \(report.conflictsPurged), partitions created \(report.partitionsCreated), archived \(report.partitionsArchived.count) (deferred \(report.partitionsDeferred.count)), usage events moved out of the default partition \(report.defaultPartitionRowsMoved), users skipped while pushing \(report.usersSkippedBusy)")
+            print(
+                "tenants \(report.tenants), tombstones purged \(report.tombstonesPurged), idempotency records purged \(report.pushBatchesPurged), conflict-log rows purged \(report.conflictsPurged), partitions created \(report.partitionsCreated), archived \(report.partitionsArchived.count) (deferred \(report.partitionsDeferred.count)), usage events moved out of the default partition \(report.defaultPartitionRowsMoved), users skipped while pushing \(report.usersSkippedBusy)"
+            )
         }
     }
 }

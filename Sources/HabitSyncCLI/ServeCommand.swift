@@ -28,133 +28,190 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Port to listen on (0 picks a free one). Env: HABITSYNC_PORT. Default: 8080.", valueName: "port"))
     var port: String?
 
-    @Option(help: ArgumentHelp(
-        "auto applies pending migrations first; check refuses to start while any are pending; off skips both. Env: HABITSYNC_MIGRATE. Default: auto.",
-        valueName: "mode"))
+    @Option(
+        help: ArgumentHelp(
+            "auto applies pending migrations first; check refuses to start while any are pending; off skips both. Env: HABITSYNC_MIGRATE. Default: auto.",
+            valueName: "mode"))
     var migrate: String?
 
     @Option(name: .customLong("pool-size"), help: ArgumentHelp("Database connections for requests. Env: HABITSYNC_POOL_SIZE. Default: 10.", valueName: "n"))
     var poolSize: String?
 
-    @Option(name: .customLong("statement-timeout"), help: ArgumentHelp(
-        "Statement timeout of each request's transaction. Env: HABITSYNC_STATEMENT_TIMEOUT. Default: 5s.", valueName: "duration"))
+    @Option(
+        name: .customLong("statement-timeout"),
+        help: ArgumentHelp(
+            "Statement timeout of each request's transaction. Env: HABITSYNC_STATEMENT_TIMEOUT. Default: 5s.", valueName: "duration"))
     var statementTimeout: String?
 
-    @Option(name: .customLong("drain-timeout"), help: ArgumentHelp(
-        "On SIGTERM, how long in-flight requests may take before they are cut off. Env: HABITSYNC_DRAIN_TIMEOUT. Default: 25s.",
-        valueName: "duration"))
+    @Option(
+        name: .customLong("drain-timeout"),
+        help: ArgumentHelp(
+            "On SIGTERM, how long in-flight requests may take before they are cut off. Env: HABITSYNC_DRAIN_TIMEOUT. Default: 25s.",
+            valueName: "duration"))
     var drainTimeout: String?
 
-    @Option(name: .customLong("request-role"), help: ArgumentHelp(
-        "Database role requests run as (SET ROLE); it must not own the tables. Env: HABITSYNC_REQUEST_ROLE. Default: habitsync_app.",
-        valueName: "role"))
+    @Option(
+        name: .customLong("request-role"),
+        help: ArgumentHelp(
+            "Database role requests run as (SET ROLE); it must not own the tables. Env: HABITSYNC_REQUEST_ROLE. Default: habitsync_app.",
+            valueName: "role"))
     var requestRole: String?
 
     @Option(name: .customLong("max-batch-changes"), help: ArgumentHelp("Most changes one push may carry (413 beyond). Env: HABITSYNC_MAX_BATCH_CHANGES. Default: 1000.", valueName: "n"))
     var maxBatchChanges: String?
 
-    @Option(name: .customLong("max-body-bytes"), help: ArgumentHelp("Largest push body, after gzip decoding (413 beyond). Env: HABITSYNC_MAX_BODY_BYTES. Default: 8388608 (8 MiB).", valueName: "bytes"))
+    @Option(
+        name: .customLong("max-body-bytes"), help: ArgumentHelp("Largest push body, after gzip decoding (413 beyond). Env: HABITSYNC_MAX_BODY_BYTES. Default: 8388608 (8 MiB).", valueName: "bytes"))
     var maxBodyBytes: String?
 
-    @Option(name: .customLong("max-clock-skew"), help: ArgumentHelp("How far ahead of the server clock updatedAt may be before it is clamped. Env: HABITSYNC_MAX_CLOCK_SKEW. Default: 5m.", valueName: "duration"))
+    @Option(
+        name: .customLong("max-clock-skew"),
+        help: ArgumentHelp("How far ahead of the server clock updatedAt may be before it is clamped. Env: HABITSYNC_MAX_CLOCK_SKEW. Default: 5m.", valueName: "duration"))
     var maxClockSkew: String?
 
-    @Option(name: .customLong("decode-budget"), help: ArgumentHelp(
-        "Memory for push bodies being decoded, server-wide; a push beyond it gets 503 with Retry-After. Env: HABITSYNC_DECODE_BUDGET. Default: 134217728 (128 MiB).",
-        valueName: "bytes"))
+    @Option(
+        name: .customLong("decode-budget"),
+        help: ArgumentHelp(
+            "Memory for push bodies being decoded, server-wide; a push beyond it gets 503 with Retry-After. Env: HABITSYNC_DECODE_BUDGET. Default: 134217728 (128 MiB).",
+            valueName: "bytes"))
     var decodeBudget: String?
 
-    @Option(name: .customLong("pool-lease-timeout"), help: ArgumentHelp(
-        "How long a request waits for a free database connection before it gets 503. Env: HABITSYNC_POOL_LEASE_TIMEOUT. Default: 10s.", valueName: "duration"))
+    @Option(
+        name: .customLong("pool-lease-timeout"),
+        help: ArgumentHelp(
+            "How long a request waits for a free database connection before it gets 503. Env: HABITSYNC_POOL_LEASE_TIMEOUT. Default: 10s.", valueName: "duration"))
     var poolLeaseTimeout: String?
 
-    @Option(name: .customLong("request-database-url"), help: ArgumentHelp(
-        "Where requests connect, if not --database-url: a connection pooler such as PgBouncer. Migrations and the realtime listener always use --database-url (direct). Env: HABITSYNC_REQUEST_DATABASE_URL.",
-        valueName: "url"))
+    @Option(
+        name: .customLong("request-database-url"),
+        help: ArgumentHelp(
+            "Where requests connect, if not --database-url: a connection pooler such as PgBouncer. Migrations and the realtime listener always use --database-url (direct). Env: HABITSYNC_REQUEST_DATABASE_URL.",
+            valueName: "url"))
     var requestDatabaseURL: String?
 
-    @Option(name: .customLong("request-pooling"), help: ArgumentHelp(
-        "session (a direct connection or a session pooler) or transaction (PgBouncer pool_mode=transaction: nothing is kept on the session). Env: HABITSYNC_REQUEST_POOLING. Default: session.",
-        valueName: "mode"))
+    @Option(
+        name: .customLong("request-pooling"),
+        help: ArgumentHelp(
+            "session (a direct connection or a session pooler) or transaction (PgBouncer pool_mode=transaction: nothing is kept on the session). Env: HABITSYNC_REQUEST_POOLING. Default: session.",
+            valueName: "mode"))
     var requestPooling: String?
 
-    @Option(name: .customLong("prepared-statements"), help: ArgumentHelp(
-        "on: statements are prepared by name once per connection; off: unnamed (PgBouncer before 1.21 in transaction mode). Env: HABITSYNC_PREPARED_STATEMENTS. Default: on.",
-        valueName: "on|off"))
+    @Option(
+        name: .customLong("prepared-statements"),
+        help: ArgumentHelp(
+            "on: statements are prepared by name once per connection; off: unnamed (PgBouncer before 1.21 in transaction mode). Env: HABITSYNC_PREPARED_STATEMENTS. Default: on.",
+            valueName: "on|off"))
     var preparedStatements: String?
 
-    @Option(name: .customLong("max-streams-per-user"), help: ArgumentHelp(
-        "Open event streams (GET /v1/sync/events) one user may have (429 beyond). Env: HABITSYNC_MAX_STREAMS_PER_USER. Default: 10.", valueName: "n"))
+    @Option(
+        name: .customLong("max-streams-per-user"),
+        help: ArgumentHelp(
+            "Open event streams (GET /v1/sync/events) one user may have (429 beyond). Env: HABITSYNC_MAX_STREAMS_PER_USER. Default: 10.", valueName: "n"))
     var maxStreamsPerUser: String?
 
-    @Option(name: .customLong("max-streams"), help: ArgumentHelp(
-        "Open event streams this server allows (429 beyond). Env: HABITSYNC_MAX_STREAMS. Default: 5000.", valueName: "n"))
+    @Option(
+        name: .customLong("max-streams"),
+        help: ArgumentHelp(
+            "Open event streams this server allows (429 beyond). Env: HABITSYNC_MAX_STREAMS. Default: 5000.", valueName: "n"))
     var maxStreams: String?
 
-    @Option(name: .customLong("stream-heartbeat"), help: ArgumentHelp(
-        "How often a quiet event stream gets a comment line. Env: HABITSYNC_STREAM_HEARTBEAT. Default: 15s.", valueName: "duration"))
+    @Option(
+        name: .customLong("stream-heartbeat"),
+        help: ArgumentHelp(
+            "How often a quiet event stream gets a comment line. Env: HABITSYNC_STREAM_HEARTBEAT. Default: 15s.", valueName: "duration"))
     var streamHeartbeat: String?
 
-    @Option(name: .customLong("stream-lifetime"), help: ArgumentHelp(
-        "How long an event stream lives before the server closes it with a retry hint. Env: HABITSYNC_STREAM_LIFETIME. Default: 1h.", valueName: "duration"))
+    @Option(
+        name: .customLong("stream-lifetime"),
+        help: ArgumentHelp(
+            "How long an event stream lives before the server closes it with a retry hint. Env: HABITSYNC_STREAM_LIFETIME. Default: 1h.", valueName: "duration"))
     var streamLifetime: String?
 
-    @Option(name: .customLong("stream-idle-timeout"), help: ArgumentHelp(
-        "How long an event stream may go without an event before it is closed. Env: HABITSYNC_STREAM_IDLE_TIMEOUT. Default: 15m.", valueName: "duration"))
+    @Option(
+        name: .customLong("stream-idle-timeout"),
+        help: ArgumentHelp(
+            "How long an event stream may go without an event before it is closed. Env: HABITSYNC_STREAM_IDLE_TIMEOUT. Default: 15m.", valueName: "duration"))
     var streamIdleTimeout: String?
 
-    @Option(name: .customLong("header-timeout"), help: ArgumentHelp(
-        "A new connection must send a whole request head within this. Env: HABITSYNC_HEADER_TIMEOUT. Default: 10s.", valueName: "duration"))
+    @Option(
+        name: .customLong("header-timeout"),
+        help: ArgumentHelp(
+            "A new connection must send a whole request head within this. Env: HABITSYNC_HEADER_TIMEOUT. Default: 10s.", valueName: "duration"))
     var headerTimeout: String?
 
-    @Option(name: .customLong("keep-alive-timeout"), help: ArgumentHelp(
-        "An idle kept-alive connection is closed after this without a new request. Env: HABITSYNC_KEEP_ALIVE_TIMEOUT. Default: 60s.", valueName: "duration"))
+    @Option(
+        name: .customLong("keep-alive-timeout"),
+        help: ArgumentHelp(
+            "An idle kept-alive connection is closed after this without a new request. Env: HABITSYNC_KEEP_ALIVE_TIMEOUT. Default: 60s.", valueName: "duration"))
     var keepAliveTimeout: String?
 
-    @Option(name: .customLong("body-timeout"), help: ArgumentHelp(
-        "Most time a request body may take to arrive (time the server waits for its bytes); 408 beyond. Env: HABITSYNC_BODY_TIMEOUT. Default: 60s.",
-        valueName: "duration"))
+    @Option(
+        name: .customLong("body-timeout"),
+        help: ArgumentHelp(
+            "Most time a request body may take to arrive (time the server waits for its bytes); 408 beyond. Env: HABITSYNC_BODY_TIMEOUT. Default: 60s.",
+            valueName: "duration"))
     var bodyTimeout: String?
 
-    @Option(name: .customLong("body-min-rate"), help: ArgumentHelp(
-        "Bytes per second a request body must average after --body-rate-grace; 408 below. Env: HABITSYNC_BODY_MIN_RATE. Default: 8192.", valueName: "bytes"))
+    @Option(
+        name: .customLong("body-min-rate"),
+        help: ArgumentHelp(
+            "Bytes per second a request body must average after --body-rate-grace; 408 below. Env: HABITSYNC_BODY_MIN_RATE. Default: 8192.", valueName: "bytes"))
     var bodyMinRate: String?
 
-    @Option(name: .customLong("body-rate-grace"), help: ArgumentHelp(
-        "How long a body may arrive at any rate before --body-min-rate applies. Env: HABITSYNC_BODY_RATE_GRACE. Default: 10s.", valueName: "duration"))
+    @Option(
+        name: .customLong("body-rate-grace"),
+        help: ArgumentHelp(
+            "How long a body may arrive at any rate before --body-min-rate applies. Env: HABITSYNC_BODY_RATE_GRACE. Default: 10s.", valueName: "duration"))
     var bodyRateGrace: String?
 
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp(
-        "Open HTTP connections; at the cap the longest-idle one is closed for a new one. Env: HABITSYNC_MAX_CONNECTIONS. Default: what the open-file limit leaves beside the pool.",
-        valueName: "n"))
+    @Option(
+        name: .customLong("max-connections"),
+        help: ArgumentHelp(
+            "Open HTTP connections; at the cap the longest-idle one is closed for a new one. Env: HABITSYNC_MAX_CONNECTIONS. Default: what the open-file limit leaves beside the pool.",
+            valueName: "n"))
     var maxConnections: String?
 
-    @Option(name: .customLong("max-expensive-reads-per-user"), help: ArgumentHelp(
-        "Statistics and export requests one user may run at once (429 beyond). Env: HABITSYNC_MAX_EXPENSIVE_READS_PER_USER. Default: 2.", valueName: "n"))
+    @Option(
+        name: .customLong("max-expensive-reads-per-user"),
+        help: ArgumentHelp(
+            "Statistics and export requests one user may run at once (429 beyond). Env: HABITSYNC_MAX_EXPENSIVE_READS_PER_USER. Default: 2.", valueName: "n"))
     var maxExpensiveReadsPerUser: String?
 
-    @Option(name: .customLong("issuer-key-refresh"), help: ArgumentHelp(
-        "How old identity providers' keys get before they are fetched again in the background. Env: HABITSYNC_ISSUER_KEY_REFRESH. Default: 5m.", valueName: "duration"))
+    @Option(
+        name: .customLong("issuer-key-refresh"),
+        help: ArgumentHelp(
+            "How old identity providers' keys get before they are fetched again in the background. Env: HABITSYNC_ISSUER_KEY_REFRESH. Default: 5m.", valueName: "duration"))
     var issuerKeyRefresh: String?
 
-    @Option(name: .customLong("issuer-unknown-key-refresh"), help: ArgumentHelp(
-        "A token with an unknown kid fetches its issuer's keys again at most this often. Env: HABITSYNC_ISSUER_UNKNOWN_KEY_REFRESH. Default: 1m.", valueName: "duration"))
+    @Option(
+        name: .customLong("issuer-unknown-key-refresh"),
+        help: ArgumentHelp(
+            "A token with an unknown kid fetches its issuer's keys again at most this often. Env: HABITSYNC_ISSUER_UNKNOWN_KEY_REFRESH. Default: 1m.", valueName: "duration"))
     var issuerUnknownKeyRefresh: String?
 
-    @Option(name: .customLong("issuer-key-max-staleness"), help: ArgumentHelp(
-        "Through a provider outage, known keys keep verifying this long after their last fetch. Env: HABITSYNC_ISSUER_KEY_MAX_STALENESS. Default: 24h.", valueName: "duration"))
+    @Option(
+        name: .customLong("issuer-key-max-staleness"),
+        help: ArgumentHelp(
+            "Through a provider outage, known keys keep verifying this long after their last fetch. Env: HABITSYNC_ISSUER_KEY_MAX_STALENESS. Default: 24h.", valueName: "duration"))
     var issuerKeyMaxStaleness: String?
 
-    @Option(name: .customLong("issuer-fetch-timeout"), help: ArgumentHelp(
-        "Timeout of one fetch of a provider's keys or discovery document. Env: HABITSYNC_ISSUER_FETCH_TIMEOUT. Default: 5s.", valueName: "duration"))
+    @Option(
+        name: .customLong("issuer-fetch-timeout"),
+        help: ArgumentHelp(
+            "Timeout of one fetch of a provider's keys or discovery document. Env: HABITSYNC_ISSUER_FETCH_TIMEOUT. Default: 5s.", valueName: "duration"))
     var issuerFetchTimeout: String?
 
-    @Option(name: .customLong("issuer-private-addresses"), help: ArgumentHelp(
-        "allow: key fetches may reach private, loopback and link-local addresses (an in-house provider); refuse otherwise. Env: HABITSYNC_ISSUER_PRIVATE_ADDRESSES. Default: refuse.", valueName: "allow|refuse"))
+    @Option(
+        name: .customLong("issuer-private-addresses"),
+        help: ArgumentHelp(
+            "allow: key fetches may reach private, loopback and link-local addresses (an in-house provider); refuse otherwise. Env: HABITSYNC_ISSUER_PRIVATE_ADDRESSES. Default: refuse.",
+            valueName: "allow|refuse"))
     var issuerPrivateAddresses: String?
 
-    @Option(name: .customLong("issuer-loopback-http"), help: ArgumentHelp(
-        "allow: key URLs may be plain http:// to 127.0.0.1, ::1 or localhost (test key servers only). Env: HABITSYNC_ISSUER_LOOPBACK_HTTP. Default: refuse.", valueName: "allow|refuse"))
+    @Option(
+        name: .customLong("issuer-loopback-http"),
+        help: ArgumentHelp(
+            "allow: key URLs may be plain http:// to 127.0.0.1, ::1 or localhost (test key servers only). Env: HABITSYNC_ISSUER_LOOPBACK_HTTP. Default: refuse.", valueName: "allow|refuse"))
     var issuerLoopbackHTTP: String?
 
     struct Settings {
@@ -208,8 +265,9 @@ struct ServeCommand: AsyncParsableCommand {
         let leaseTimeout = try ConfigurationValue.resolve(
             flag: poolLeaseTimeout, flagName: "pool-lease-timeout", environmentVariable: "HABITSYNC_POOL_LEASE_TIMEOUT",
             default: Duration.seconds(10), rule: "must be a positive duration such as 10s", parse: ConfigurationValue.duration)
-        let limits = SyncLimits(maximumChanges: maxChanges, maximumBodyBytes: maxBytes,
-                                maximumClockSkewSeconds: skew / .seconds(1))
+        let limits = SyncLimits(
+            maximumChanges: maxChanges, maximumBodyBytes: maxBytes,
+            maximumClockSkewSeconds: skew / .seconds(1))
         var realtime = RealtimeLimits()
         realtime.streamsPerUser = try ConfigurationValue.resolve(
             flag: maxStreamsPerUser, flagName: "max-streams-per-user", environmentVariable: "HABITSYNC_MAX_STREAMS_PER_USER", default: realtime.streamsPerUser,
@@ -305,20 +363,26 @@ struct ServeCommand: AsyncParsableCommand {
         let cap = settings.configuredMaximumConnections ?? min(fit, 1_000_000)
         settings.server.connections.maximumConnections = cap
         if cap > fit {
-            logger.warning("--max-connections does not fit the open-file limit; raise LimitNOFILE (systemd) or ulimit -n", metadata: [
-                "max_connections": "\(cap)", "open_file_limit": "\(limit.soft)", "fits": "\(fit)",
-            ])
+            logger.warning(
+                "--max-connections does not fit the open-file limit; raise LimitNOFILE (systemd) or ulimit -n",
+                metadata: [
+                    "max_connections": "\(cap)", "open_file_limit": "\(limit.soft)", "fits": "\(fit)",
+                ])
         }
         if settings.server.realtime.streams > min(cap, fit) {
-            logger.warning("--max-streams cannot be reached: every stream is a connection, and the open-file limit allows fewer; raise LimitNOFILE (systemd) or ulimit -n", metadata: [
-                "max_streams": "\(settings.server.realtime.streams)", "open_file_limit": "\(limit.soft)", "connections": "\(min(cap, fit))",
-            ])
+            logger.warning(
+                "--max-streams cannot be reached: every stream is a connection, and the open-file limit allows fewer; raise LimitNOFILE (systemd) or ulimit -n",
+                metadata: [
+                    "max_streams": "\(settings.server.realtime.streams)", "open_file_limit": "\(limit.soft)", "connections": "\(min(cap, fit))",
+                ])
         }
         let needed = RequestBodyBudget.estimate(bodyBytes: settings.server.limits.maximumBodyBytes)
         if needed > settings.server.bodyBudgetBytes {
-            logger.warning("--decode-budget is smaller than one push of --max-body-bytes needs; pushes that large get 413", metadata: [
-                "decode_budget": "\(settings.server.bodyBudgetBytes)", "needed": "\(needed)",
-            ])
+            logger.warning(
+                "--decode-budget is smaller than one push of --max-body-bytes needs; pushes that large get 413",
+                metadata: [
+                    "decode_budget": "\(settings.server.bodyBudgetBytes)", "needed": "\(needed)",
+                ])
         }
     }
 
@@ -335,8 +399,9 @@ struct ServeCommand: AsyncParsableCommand {
         defer { database.close() }
 
         do {
-            try await Self.prepareSchema(mode: settings.migrate, connectionString: database.connectionString, directory: directory, options: migrationOptions,
-                                         notices: notices, logger: logger)
+            try await Self.prepareSchema(
+                mode: settings.migrate, connectionString: database.connectionString, directory: directory, options: migrationOptions,
+                notices: notices, logger: logger)
         } catch {
             throw CLIFailure(message: "\(error)")
         }
@@ -366,7 +431,8 @@ struct ServeCommand: AsyncParsableCommand {
             configuration: .init(
                 services: [.init(service: pool), .init(service: app), .init(service: readiness)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger)
+                logger: logger
+            )
             .withGracefulShutdownTimeout(settings.drainTimeout))
         do {
             try await group.run()
@@ -406,8 +472,10 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// Applies or checks migrations on a connection of the login role (the tables' owner).
-    static func prepareSchema(mode: MigrateMode, connectionString: String, directory: MigrationDirectory, options: MigrationRunner.Options,
-                              notices: PGNoticeSink = .discard, logger: Logger) async throws {
+    static func prepareSchema(
+        mode: MigrateMode, connectionString: String, directory: MigrationDirectory, options: MigrationRunner.Options,
+        notices: PGNoticeSink = .discard, logger: Logger
+    ) async throws {
         guard mode != .off else { return }
         let configuration = PGPool.Configuration(
             connection: PGConnectionConfiguration(connectionString: connectionString, applicationName: "habitsync-server migrate", notices: notices),
@@ -421,9 +489,11 @@ struct ServeCommand: AsyncParsableCommand {
             case .check:
                 let status = try await runner.validate()
                 if status.databaseIsAhead {
-                    logger.warning("the database is ahead of this binary; serving anyway (migrations are expand/contract)", metadata: [
-                        "database_version": "\(status.databaseVersion)", "binary_head": "\(status.headVersion)",
-                    ])
+                    logger.warning(
+                        "the database is ahead of this binary; serving anyway (migrations are expand/contract)",
+                        metadata: [
+                            "database_version": "\(status.databaseVersion)", "binary_head": "\(status.headVersion)",
+                        ])
                 }
                 if let first = status.pending.first {
                     throw MigrationError(.pending, "\(status.pending.count) migration(s) pending, starting with \(first.fileName); run `habitsync-server migrate up` first (--migrate check)")

@@ -81,16 +81,20 @@ struct TenantCommand: AsyncParsableCommand {
             }
             if json {
                 let objects: [[String: Any]] = tenants.map {
-                    ["id": $0.id.uuidString.lowercased(), "name": $0.name, "dailyCompletionXP": $0.dailyCompletionXP,
-                     "disabled": $0.disabled, "keys": $0.activeKeyAlgorithms.map(\.rawValue),
-                     "createdAt": ISO8601DateFormatter().string(from: $0.createdAt)]
+                    [
+                        "id": $0.id.uuidString.lowercased(), "name": $0.name, "dailyCompletionXP": $0.dailyCompletionXP,
+                        "disabled": $0.disabled, "keys": $0.activeKeyAlgorithms.map(\.rawValue),
+                        "createdAt": ISO8601DateFormatter().string(from: $0.createdAt),
+                    ]
                 }
                 try JSONLine.print(objects)
                 return
             }
             print("ID                                    NAME  KEYS  DAILY_XP")
             for tenant in tenants {
-                print("\(tenant.id.uuidString.lowercased())  \(tenant.name)  \(tenant.activeKeyAlgorithms.map(\.rawValue).joined(separator: ","))  \(tenant.dailyCompletionXP)\(tenant.disabled ? "  (disabled)" : "")")
+                print(
+                    "\(tenant.id.uuidString.lowercased())  \(tenant.name)  \(tenant.activeKeyAlgorithms.map(\.rawValue).joined(separator: ","))  \(tenant.dailyCompletionXP)\(tenant.disabled ? "  (disabled)" : "")"
+                )
             }
         }
     }

@@ -90,7 +90,8 @@ extension TenantCommand {
         /// The file's text, once it is known to hold at least one usable key.
         static func readKeys(_ path: String) throws -> String {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path), let size = attributes[.size] as? Int,
-                  size <= IssuerRules.maximumInlineKeysBytes, let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                size <= IssuerRules.maximumInlineKeysBytes, let text = try? String(contentsOfFile: path, encoding: .utf8)
+            else {
                 throw ValidationError("--jwks-file: cannot read \(path), or it is larger than \(IssuerRules.maximumInlineKeysBytes) bytes")
             }
             return text
@@ -131,8 +132,9 @@ extension TenantCommand {
             print("ISSUER  KEYS  AUDIENCES  ALGORITHMS  USER_CLAIM  MAX_LIFETIME  PRESET")
             for issuer in issuers.map(\.configuration) {
                 let audiences = issuer.audiences.isEmpty ? "(any)" : issuer.audiences.joined(separator: ",")
-                print("\(issuer.issuer)  \(IssuerDescription.keys(issuer.keySource))  \(audiences)  \(issuer.algorithms.map(\.rawValue).joined(separator: ","))  "
-                    + "\(issuer.userClaim)  \(issuer.maximumLifetime)s  \(issuer.preset?.rawValue ?? "-")")
+                print(
+                    "\(issuer.issuer)  \(IssuerDescription.keys(issuer.keySource))  \(audiences)  \(issuer.algorithms.map(\.rawValue).joined(separator: ","))  "
+                        + "\(issuer.userClaim)  \(issuer.maximumLifetime)s  \(issuer.preset?.rawValue ?? "-")")
             }
         }
     }

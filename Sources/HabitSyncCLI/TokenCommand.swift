@@ -19,7 +19,8 @@ struct TokenCommand: AsyncParsableCommand {
         @Option(help: "Tenant id or name (a tid token signed with the tenant's HS256 key).") var tenant: String?
         @Option(help: "User id (the sub claim).") var user: String
         @Option(help: "Lifetime, e.g. 1h or 15m.") var ttl: String = "1h"
-        @Option(name: .customLong("signing-key"), help: ArgumentHelp("PEM private key (P-256 or RSA): sign as an identity provider, with --issuer and --audience, instead of --tenant.", valueName: "file"))
+        @Option(
+            name: .customLong("signing-key"), help: ArgumentHelp("PEM private key (P-256 or RSA): sign as an identity provider, with --issuer and --audience, instead of --tenant.", valueName: "file"))
         var signingKey: String?
         @Option(help: "With --signing-key: the iss claim.") var issuer: String?
         @Option(help: "With --signing-key: the aud claim.") var audience: String?

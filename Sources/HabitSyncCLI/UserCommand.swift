@@ -52,7 +52,8 @@ struct UserCommand: AsyncParsableCommand {
                 try await accounts.checkExportable(tenant: tenant, user: target.user)
                 return try await accounts.export(tenant: tenant, user: target.user) { piece in try handle.write(contentsOf: Data(piece.utf8)) }
             }
-            let lines = ["changes \(summary.sections["changes"] ?? 0)"]
+            let lines =
+                ["changes \(summary.sections["changes"] ?? 0)"]
                 + summary.collections.keys.sorted().map { "  \($0) \(summary.collections[$0] ?? 0)" }
                 + ["conflicts", "legacyImports", "dataMigrations", "devices", "pushBatches"].map { "\($0) \(summary.sections[$0] ?? 0)" }
             let text = lines.joined(separator: "\n") + "\n"

@@ -1,7 +1,7 @@
 import ArgumentParser
 import FaultSuite
-import ServerHarness
 import Foundation
+import ServerHarness
 
 /// `habitsync-faults`: kills, stops and signals real server processes and a real PostgreSQL
 /// under load, and prints what it checked with the counts (acknowledged, found, lost).
@@ -17,9 +17,11 @@ struct FaultsCommand: AsyncParsableCommand {
     var scenarios: [String] = []
     @Flag(help: "The short form CI runs (fewer devices and batches).") var quick = false
     @Flag(name: .customLong("pgbouncer"), help: "Every server's requests through PgBouncer in transaction mode (deploy/README.md).") var throughPgBouncer = false
-    @Option(name: .customLong("database-url"), help: """
-        Run on this migrated database (a distributed one, for Citus) instead of a cluster of each scenario's own;         each scenario gets a tenant of its own there. The outage scenario stops PostgreSQL and is left out.
-        """)
+    @Option(
+        name: .customLong("database-url"),
+        help: """
+            Run on this migrated database (a distributed one, for Citus) instead of a cluster of each scenario's own;         each scenario gets a tenant of its own there. The outage scenario stops PostgreSQL and is left out.
+            """)
     var databaseURL: String?
 
     func run() async throws {
@@ -30,11 +32,14 @@ struct FaultsCommand: AsyncParsableCommand {
 
     func runScenarios() async throws {
         let possible = FaultSuite.Scenario.allCases.filter { databaseURL == nil || !$0.stopsPostgreSQL }
-        let selected = try scenarios.isEmpty ? possible : scenarios.map { name in
-            guard let scenario = FaultSuite.Scenario(rawValue: name) else { throw ValidationError("unknown scenario '\(name)'") }
-            guard possible.contains(scenario) else { throw ValidationError("the \(name) scenario stops PostgreSQL: it needs a cluster of its own, not --database-url") }
-            return scenario
-        }
+        let selected =
+            try scenarios.isEmpty
+            ? possible
+            : scenarios.map { name in
+                guard let scenario = FaultSuite.Scenario(rawValue: name) else { throw ValidationError("unknown scenario '\(name)'") }
+                guard possible.contains(scenario) else { throw ValidationError("the \(name) scenario stops PostgreSQL: it needs a cluster of its own, not --database-url") }
+                return scenario
+            }
         if databaseURL != nil, scenarios.isEmpty { print("fault suite: on --database-url, without the scenarios that stop PostgreSQL") }
         let suite = FaultSuite(
             serverBinary: URL(fileURLWithPath: serverBinary), migrationsDirectory: URL(fileURLWithPath: migrationsDirectory),

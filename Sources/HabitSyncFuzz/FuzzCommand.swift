@@ -23,8 +23,9 @@ struct FuzzCommand: AsyncParsableCommand {
         let interrupts = HarnessCleanup.handleInterrupts()
         defer { withExtendedLifetime(interrupts) {} }
         try await HarnessCleanup.shared.run {
-            let run = FuzzRun(serverBinary: URL(fileURLWithPath: serverBinary), migrationsDirectory: URL(fileURLWithPath: migrationsDirectory),
-                              options: .init(seed: seed, operations: operations, duration: .milliseconds(Int64(minutes * 60_000)), outages: !noOutages))
+            let run = FuzzRun(
+                serverBinary: URL(fileURLWithPath: serverBinary), migrationsDirectory: URL(fileURLWithPath: migrationsDirectory),
+                options: .init(seed: seed, operations: operations, duration: .milliseconds(Int64(minutes * 60_000)), outages: !noOutages))
             let report = try await run.run()
             print(report.text)
             if !report.passed { throw ExitCode(1) }

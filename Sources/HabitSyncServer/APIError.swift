@@ -1,9 +1,9 @@
 import Foundation
 import HTTPTypes
 import HabitSyncAuth
-import Hummingbird
 import HabitSyncDomain
 import HabitSyncStore
+import Hummingbird
 import LibPQClient
 
 /// An error as the HTTP API reports it: its kind (code, status and retry hint, from the error
@@ -56,14 +56,15 @@ public struct APIError: Error, Sendable, HTTPResponseError {
         case let error as APIError:
             return error
         case let error as PushRequestError:
-            let kind: APIErrorKind = switch error.code {
-            case .tooManyChanges, .tooLarge: .tooLarge
-            case .malformedJSON: .malformedJSON
-            case .malformedRequest: .malformedRequest
-            case .unknownField: .unknownField
-            case .invalidField: .invalidField
-            case .unsupportedProtocolVersion: .unsupportedProtocolVersion
-            }
+            let kind: APIErrorKind =
+                switch error.code {
+                case .tooManyChanges, .tooLarge: .tooLarge
+                case .malformedJSON: .malformedJSON
+                case .malformedRequest: .malformedRequest
+                case .unknownField: .unknownField
+                case .invalidField: .invalidField
+                case .unsupportedProtocolVersion: .unsupportedProtocolVersion
+                }
             return APIError(kind, error.message, field: error.field)
         case let failure as AuthenticationFailure:
             // The code, and a message that says what to check; which issuer, kid or audience
@@ -80,8 +81,9 @@ public struct APIError: Error, Sendable, HTTPResponseError {
             case .signatureInvalid: APIError(.signatureInvalid, "the access token's signature does not verify")
             }
         case is IssuerKeysUnavailable:
-            return APIError(.identityProviderUnavailable,
-                            "the identity provider's keys cannot be fetched right now, so the token cannot be checked; retry shortly")
+            return APIError(
+                .identityProviderUnavailable,
+                "the identity provider's keys cannot be fetched right now, so the token cannot be checked; retry shortly")
         case let error as StoreError:
             switch error.code {
             case .tooManyPushes: return APIError(.tooManyPushes, error.message)
@@ -93,8 +95,9 @@ public struct APIError: Error, Sendable, HTTPResponseError {
             }
         case let error as SlowClientGuard.UploadTooSlow:
             let rule = error.rule == "body_timeout" ? "did not arrive within the body timeout" : "arrived slower than the minimum rate"
-            return APIError(.uploadTooSlow,
-                            "the request body \(rule) (\(error.receivedBytes) bytes received); the connection is closed, send it again")
+            return APIError(
+                .uploadTooSlow,
+                "the request body \(rule) (\(error.receivedBytes) bytes received); the connection is closed, send it again")
         case RequestBodyBudget.Refusal.busy:
             return APIError(.decodeBudgetFull, "the server is decoding as many large pushes as its memory budget allows; retry shortly")
         case RequestBodyBudget.Refusal.largerThanBudget:
@@ -103,12 +106,15 @@ public struct APIError: Error, Sendable, HTTPResponseError {
             var answer: APIError
             switch refusal.verdict {
             case .resetRequired(let highWaterMark):
-                answer = APIError(.resetRequired,
-                                  "the server holds this user's records up to version \(highWaterMark) only (a backup was restored, or the request is from another timeline); push again every record held above it, with the outbox, then pull without a cursor")
+                answer = APIError(
+                    .resetRequired,
+                    "the server holds this user's records up to version \(highWaterMark) only (a backup was restored, or the request is from another timeline); push again every record held above it, with the outbox, then pull without a cursor"
+                )
                 answer.highWaterMark = highWaterMark
             case .accountRestarted:
-                answer = APIError(.accountRestarted,
-                                  "the account this device synced with was erased and has started over; discard everything held of it, push none of it, and pull without a cursor")
+                answer = APIError(
+                    .accountRestarted,
+                    "the account this device synced with was erased and has started over; discard everything held of it, push none of it, and pull without a cursor")
             }
             answer.epoch = refusal.epoch?.text
             return answer
@@ -118,7 +124,8 @@ public struct APIError: Error, Sendable, HTTPResponseError {
             return APIError(.invalidParameter, "the cursor was issued for other collections; pull with the same collections, or without a cursor", field: "cursor")
         case let error as PGError where error.isConnectionFailure || error.sqlState == .tooManyConnections:
             return .unavailable
-        case let error as PGError where error.sqlState == .queryCanceled || error.sqlState == .lockNotAvailable
+        case let error as PGError
+        where error.sqlState == .queryCanceled || error.sqlState == .lockNotAvailable
             || error.sqlState == .serializationFailure || error.sqlState == .deadlockDetected:
             return APIError(.databaseBusy, "the database is busy; retry shortly")
         case let error as PGError where !error.isDataError && error.kind == .server:

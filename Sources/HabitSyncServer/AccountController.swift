@@ -32,18 +32,20 @@ struct AccountController: Sendable {
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.contentDisposition] = "attachment; filename=\"habitsync-export.json\""
         headers[.cacheControl] = "no-store"
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            defer { slot.release() }
-            do {
-                try await accounts.export(tenant: identity.tenantID, user: identity.userID) { piece in
-                    try await writer.write(ByteBuffer(string: piece))
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                defer { slot.release() }
+                do {
+                    try await accounts.export(tenant: identity.tenantID, user: identity.userID) { piece in
+                        try await writer.write(ByteBuffer(string: piece))
+                    }
+                } catch {
+                    logger.error("account export cut short", metadata: ["error": .string(APIError.from(error).code)])
+                    throw error
                 }
-            } catch {
-                logger.error("account export cut short", metadata: ["error": .string(APIError.from(error).code)])
-                throw error
-            }
-            try await writer.finish(nil)
-        })
+                try await writer.finish(nil)
+            })
     }
 
     func handleErase(_ request: Request, _ context: AuthenticatedRequestContext) async throws -> Response {

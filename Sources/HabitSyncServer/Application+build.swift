@@ -31,8 +31,9 @@ public func buildApplication(
         .addRoutes(to: router)
     OpenAPIDocument.addRoute(to: router)
     // The sync API: every route below requires a verified token.
-    let authenticator = Authenticator(tenants: TenantStore(pool: pool), issuers: IssuerStore(pool: pool),
-                                      issuerKeys: IssuerKeyCache(settings: configuration.identity, logger: logger, metrics: metrics))
+    let authenticator = Authenticator(
+        tenants: TenantStore(pool: pool), issuers: IssuerStore(pool: pool),
+        issuerKeys: IssuerKeyCache(settings: configuration.identity, logger: logger, metrics: metrics))
     let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
         .group(context: AuthenticatedRequestContext.self)
     // Read once, shared by every push; read as soon as the server listens (not before: a start
@@ -40,8 +41,9 @@ public func buildApplication(
     let timeZones = TimeZoneCatalog()
     let serving = ServingGate()
     SyncController(
-        push: PushStore(pool: pool, statementTimeout: configuration.statementTimeout, maximumSkew: configuration.limits.maximumClockSkewSeconds,
-                        timeZones: timeZones),
+        push: PushStore(
+            pool: pool, statementTimeout: configuration.statementTimeout, maximumSkew: configuration.limits.maximumClockSkewSeconds,
+            timeZones: timeZones),
         pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout),
         limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes)
     ).addRoutes(to: v1)
@@ -51,8 +53,9 @@ public func buildApplication(
     AccountController(accounts: AccountStore(pool: pool, statementTimeout: configuration.statementTimeout), metrics: metrics, limiter: expensiveReads).addRoutes(to: v1)
     // Realtime: one LISTEN connection for the whole server, feeding every open stream.
     let streams = ChangeStreams(limits: configuration.realtime)
-    let feed = ChangeFeed(listener: PGListener(configuration: listenerConnection ?? pool.configuration.connection, channel: ChangeNotice.channel),
-                          streams: streams, metrics: metrics, logger: logger, serving: serving)
+    let feed = ChangeFeed(
+        listener: PGListener(configuration: listenerConnection ?? pool.configuration.connection, channel: ChangeNotice.channel),
+        streams: streams, metrics: metrics, logger: logger, serving: serving)
     EventsController(streams: streams, pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout), metrics: metrics).addRoutes(to: v1)
     routeMethods.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })
     // Every connection gets a guard against slow clients; the registry caps how many are open.

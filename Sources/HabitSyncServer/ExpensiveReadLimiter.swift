@@ -51,7 +51,11 @@ final class ExpensiveReadLimiter: Sendable {
 
         init(_ giveBack: @escaping @Sendable () -> Void) { self.giveBack = Mutex(giveBack) }
 
-        func release() { giveBack.withLock { action in defer { action = nil }; return action }?() }
+        func release() {
+            giveBack.withLock { action in
+                defer { action = nil }; return action
+            }?()
+        }
 
         deinit { release() }
     }

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
 import HabitSyncStore
+import Hummingbird
 import LibPQClient
 
 /// `/livez` (and `/healthz`): the process answers. `/readyz`: not shutting down, the database
@@ -24,8 +24,9 @@ struct HealthController: Sendable {
             let version = try? await schemaVersion()
             if let workers = try? await DistributionStore(pool: pool).workerReachability() { metrics.recordWorkers(workers) }
             let body = metrics.render(pool: pool, schemaVersion: version, binaryHeadVersion: binaryHeadVersion)
-            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
     }
 

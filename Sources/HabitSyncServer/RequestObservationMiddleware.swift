@@ -28,8 +28,9 @@ struct RequestObservationMiddleware: RouterMiddleware {
             var apiError = APIError.from(error)
             if apiError.kind == .notFound, let allowed = routes.methods(for: request.uri.path) {
                 // The path exists, the method does not: 405 with the methods it has.
-                apiError = APIError(.methodNotAllowed,
-                                    "\(request.method.rawValue) is not supported on this path; use \(allowed.joined(separator: " or "))")
+                apiError = APIError(
+                    .methodNotAllowed,
+                    "\(request.method.rawValue) is not supported on this path; use \(allowed.joined(separator: " or "))")
                 apiError.allowedMethods = allowed
             }
             // A bug (500) or an unexpected database error is logged; a 503 the server chose

@@ -19,17 +19,21 @@ public struct ServerConfiguration: Sendable {
     /// on to the workers, whose row-level security reads them, and every plan is a custom one
     /// (Citus cannot distribute a generic plan of several of the push statements: "could not
     /// create distributed plan"; with `auto` that would start after the fifth execution).
-    public static let distributedRequestSessionSettings = requestSessionSettings
+    public static let distributedRequestSessionSettings =
+        requestSessionSettings
         .merging(["plan_cache_mode": "force_custom_plan", "citus.propagate_set_commands": "local"]) { $1 }
 
     /// How the request pool connects: as `role`, with `requestSessionSettings` (or the
     /// distributed ones). `serve` and the tests' servers both build their pool from this.
-    public static func requestConnection(connectionString: String, role: String?, transactionPooling: Bool = false,
-                                         namedPreparedStatements: Bool = true, distributed: Bool = false,
-                                         notices: PGNoticeSink = .discard) -> PGConnectionConfiguration {
-        PGConnectionConfiguration(connectionString: connectionString, role: role,
-                                  sessionSettings: distributed ? distributedRequestSessionSettings : requestSessionSettings,
-                                  transactionPooling: transactionPooling, namedPreparedStatements: namedPreparedStatements, notices: notices)
+    public static func requestConnection(
+        connectionString: String, role: String?, transactionPooling: Bool = false,
+        namedPreparedStatements: Bool = true, distributed: Bool = false,
+        notices: PGNoticeSink = .discard
+    ) -> PGConnectionConfiguration {
+        PGConnectionConfiguration(
+            connectionString: connectionString, role: role,
+            sessionSettings: distributed ? distributedRequestSessionSettings : requestSessionSettings,
+            transactionPooling: transactionPooling, namedPreparedStatements: namedPreparedStatements, notices: notices)
     }
 
     public var host: String
@@ -50,8 +54,10 @@ public struct ServerConfiguration: Sendable {
     /// Identity providers' keys: refresh, outage tolerance, what fetches may reach.
     public var identity = IdentitySettings()
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server",
-                limits: SyncLimits = SyncLimits(), bodyBudgetBytes: Int = 128 * 1024 * 1024) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server",
+        limits: SyncLimits = SyncLimits(), bodyBudgetBytes: Int = 128 * 1024 * 1024
+    ) {
         self.host = host
         self.port = port
         self.statementTimeout = statementTimeout

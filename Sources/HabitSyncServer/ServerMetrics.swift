@@ -24,29 +24,39 @@ public final class ServerMetrics: Sendable {
     public func recordRequest(method: String, route: String, status: Int, duration: Duration) {
         let labels = [("method", method), ("route", route), ("status", String(status))]
         registry.makeCounter(descriptor: Self.descriptor("http_requests", unit: "total", "HTTP requests by method, route and status."), labels: labels).increment()
-        registry.makeDurationHistogram(descriptor: Self.descriptor("http_request_duration", unit: "seconds", "HTTP request latency by method, route and status."),
-                                       labels: labels, buckets: Self.latencyBuckets).recordNanoseconds(Int64(duration / .nanoseconds(1)))
+        registry.makeDurationHistogram(
+            descriptor: Self.descriptor("http_request_duration", unit: "seconds", "HTTP request latency by method, route and status."),
+            labels: labels, buckets: Self.latencyBuckets
+        ).recordNanoseconds(Int64(duration / .nanoseconds(1)))
     }
 
     /// An identity provider's keys fetched (or not): each replica fetches for itself.
     public func recordKeyFetch(outcome: String) {
-        registry.makeCounter(descriptor: Self.descriptor("habitsync_issuer_key_fetches", unit: "total", "Fetches of identity providers' keys by outcome: fetched or failed."),
-                             labels: [("outcome", outcome)]).increment()
+        registry.makeCounter(
+            descriptor: Self.descriptor("habitsync_issuer_key_fetches", unit: "total", "Fetches of identity providers' keys by outcome: fetched or failed."),
+            labels: [("outcome", outcome)]
+        ).increment()
     }
 
     public func recordBatch(outcome: String) {
-        registry.makeCounter(descriptor: Self.descriptor("habitsync_push_batches", unit: "total", "Push batches by outcome: applied, replayed (idempotent retry) or conflict."),
-                             labels: [("outcome", outcome)]).increment()
+        registry.makeCounter(
+            descriptor: Self.descriptor("habitsync_push_batches", unit: "total", "Push batches by outcome: applied, replayed (idempotent retry) or conflict."),
+            labels: [("outcome", outcome)]
+        ).increment()
     }
 
     public func recordPushed(_ tally: PushStore.Tally) {
         for (collection, statuses) in tally.counts {
             for (status, count) in statuses {
-                registry.makeCounter(descriptor: Self.descriptor("habitsync_changes_pushed", unit: "total", "Pushed changes by collection and result status."),
-                                     labels: [("collection", collection), ("status", status)]).increment(by: Int64(count))
+                registry.makeCounter(
+                    descriptor: Self.descriptor("habitsync_changes_pushed", unit: "total", "Pushed changes by collection and result status."),
+                    labels: [("collection", collection), ("status", status)]
+                ).increment(by: Int64(count))
                 if status == "superseded" || status == "rejected" {
-                    registry.makeCounter(descriptor: Self.descriptor("habitsync_conflicts", unit: "total", "Changes that did not win (superseded or rejected), as kept in the conflict log."),
-                                         labels: [("collection", collection)]).increment(by: Int64(count))
+                    registry.makeCounter(
+                        descriptor: Self.descriptor("habitsync_conflicts", unit: "total", "Changes that did not win (superseded or rejected), as kept in the conflict log."),
+                        labels: [("collection", collection)]
+                    ).increment(by: Int64(count))
                 }
             }
         }
@@ -65,8 +75,10 @@ public final class ServerMetrics: Sendable {
     }
 
     public func recordStreamEvent(_ kind: String) {
-        registry.makeCounter(descriptor: Self.descriptor("habitsync_realtime_events_sent", unit: "total", "Events written to streams, by kind: change, pull, close, heartbeat."),
-                             labels: [("kind", kind)]).increment()
+        registry.makeCounter(
+            descriptor: Self.descriptor("habitsync_realtime_events_sent", unit: "total", "Events written to streams, by kind: change, pull, close, heartbeat."),
+            labels: [("kind", kind)]
+        ).increment()
     }
 
     public func recordNotification() {
@@ -80,13 +92,17 @@ public final class ServerMetrics: Sendable {
     /// A connection closed (or a body cut off) by `SlowClientGuard` or `ConnectionRegistry`:
     /// header_timeout, body_timeout, body_too_slow, evicted_idle, refused_at_cap.
     public func recordConnectionCut(reason: String) {
-        registry.makeCounter(descriptor: Self.descriptor("habitsync_http_connections_cut", unit: "total", "HTTP connections closed or bodies cut off for a slow client or at the connection cap, by reason."),
-                             labels: [("reason", reason)]).increment()
+        registry.makeCounter(
+            descriptor: Self.descriptor("habitsync_http_connections_cut", unit: "total", "HTTP connections closed or bodies cut off for a slow client or at the connection cap, by reason."),
+            labels: [("reason", reason)]
+        ).increment()
     }
 
     public func recordExpensiveReadRefused(_ kind: String) {
-        registry.makeCounter(descriptor: Self.descriptor("habitsync_expensive_reads_refused", unit: "total", "Statistics or export requests refused (429) because the user already ran as many as allowed."),
-                             labels: [("kind", kind)]).increment()
+        registry.makeCounter(
+            descriptor: Self.descriptor("habitsync_expensive_reads_refused", unit: "total", "Statistics or export requests refused (429) because the user already ran as many as allowed."),
+            labels: [("kind", kind)]
+        ).increment()
     }
 
     public func recordListenerReconnect() {

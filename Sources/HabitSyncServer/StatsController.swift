@@ -21,8 +21,9 @@ struct StatsController: Sendable {
                 guard let text = query[Substring(name)] else { return nil }
                 let years = LocalDate.queryYears
                 guard let date = LocalDate(String(text), years: years) else {
-                    throw APIError(.invalidParameter,
-                                   "\(name) must be a date yyyy-MM-dd in years \(years.lowerBound)–\(years.upperBound), not '\(TextRules.quoted(String(text)))'", field: name)
+                    throw APIError(
+                        .invalidParameter,
+                        "\(name) must be a date yyyy-MM-dd in years \(years.lowerBound)–\(years.upperBound), not '\(TextRules.quoted(String(text)))'", field: name)
                 }
                 return date
             }

@@ -58,11 +58,13 @@ struct SyncController: Sendable {
         let hash = Array(SHA256.hash(data: body))
         let (outcome, tally) = try await push.push(identity: identity, deviceID: device, request: parsed, requestHash: hash, now: Date())
         if tally.isolatedRefusals {
-            context.logger.warning("push stored with changes the database refused", metadata: [
-                "rejected": .stringConvertible(tally.counts.values.reduce(0) { $0 + ($1["rejected"] ?? 0) }),
-                "skipped_steps": .string(tally.skippedSteps.joined(separator: "; ")),
-                "refusals": .string(tally.refusals.joined(separator: "; ")),
-            ])
+            context.logger.warning(
+                "push stored with changes the database refused",
+                metadata: [
+                    "rejected": .stringConvertible(tally.counts.values.reduce(0) { $0 + ($1["rejected"] ?? 0) }),
+                    "skipped_steps": .string(tally.skippedSteps.joined(separator: "; ")),
+                    "refusals": .string(tally.refusals.joined(separator: "; ")),
+                ])
         }
         switch outcome {
         case .batchConflict:
@@ -71,8 +73,9 @@ struct SyncController: Sendable {
         case .response(let status, let bytes, let replayed):
             metrics.recordBatch(outcome: replayed ? "replayed" : "applied")
             metrics.recordPushed(tally)
-            return Response(status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            return Response(
+                status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
     }
 

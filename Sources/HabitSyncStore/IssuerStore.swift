@@ -32,11 +32,12 @@ public struct IssuerStore: Sendable {
     }
 
     static func insert(tenantID: UUID, _ configuration: IssuerConfiguration) -> PGQuery {
-        let (source, url, inline): (String, String?, String?) = switch configuration.keySource {
-        case .jwksURL(let url): ("jwks_url", url, nil)
-        case .discovery: ("discovery", nil, nil)
-        case .inline(let text): ("inline", nil, text)
-        }
+        let (source, url, inline): (String, String?, String?) =
+            switch configuration.keySource {
+            case .jwksURL(let url): ("jwks_url", url, nil)
+            case .discovery: ("discovery", nil, nil)
+            case .inline(let text): ("inline", nil, text)
+            }
         return """
             INSERT INTO tenant_issuers (\(columns))
             VALUES (\(tenantID), \(configuration.issuer), \(source), \(url), \(inline), \(configuration.audiences),
@@ -89,9 +90,12 @@ public struct IssuerStore: Sendable {
                 throw StoreError(.issuerConflict, "the tenant already accepts \(configuration.issuer); remove-issuer it first to change it")
             }
             if let other = existing.first(where: { $0.configuration.overlaps(configuration) }) {
-                throw StoreError(.issuerConflict, "tenant \(other.tenantID.uuidString.lowercased()) already accepts \(configuration.issuer) for "
-                    + (other.configuration.audiences.isEmpty || configuration.audiences.isEmpty ? "every audience" : "audience(s) \(Set(other.configuration.audiences).intersection(configuration.audiences).sorted().joined(separator: ", "))")
-                    + "; tenants share an issuer only with different audiences")
+                throw StoreError(
+                    .issuerConflict,
+                    "tenant \(other.tenantID.uuidString.lowercased()) already accepts \(configuration.issuer) for "
+                        + (other.configuration.audiences.isEmpty || configuration.audiences.isEmpty
+                            ? "every audience" : "audience(s) \(Set(other.configuration.audiences).intersection(configuration.audiences).sorted().joined(separator: ", "))")
+                        + "; tenants share an issuer only with different audiences")
             }
             try await RequestScope.set(on: connection, tenantID: tenantID, userID: nil)
             try await connection.query(Self.insert(tenantID: tenantID, configuration))
@@ -119,10 +123,11 @@ public struct IssuerStore: Sendable {
         let presetName: String? = try row.decodeIfPresent("preset", as: String.self)
         let claims = try row.decode("audience_claims", as: [String].self).compactMap(IssuerConfiguration.AudienceClaim.init(rawValue:))
         let algorithms = try row.decode("algorithms", as: [String].self).compactMap(IssuerAlgorithm.init(rawValue:))
-        guard let configuration = try? IssuerConfiguration(
-            issuer: try row.decode("issuer"), keySource: keySource, audiences: try row.decode("audiences"),
-            audienceClaims: claims, algorithms: algorithms, userClaim: try row.decode("user_claim"),
-            maximumLifetime: try row.decode("max_lifetime_seconds"), preset: presetName.flatMap(IssuerPreset.init(rawValue:)))
+        guard
+            let configuration = try? IssuerConfiguration(
+                issuer: try row.decode("issuer"), keySource: keySource, audiences: try row.decode("audiences"),
+                audienceClaims: claims, algorithms: algorithms, userClaim: try row.decode("user_claim"),
+                maximumLifetime: try row.decode("max_lifetime_seconds"), preset: presetName.flatMap(IssuerPreset.init(rawValue:)))
         else { return nil }
         return TenantIssuer(tenantID: try row.decode("tenant_id"), configuration: configuration)
     }

@@ -97,25 +97,32 @@ public struct LegacyImportStore: Sendable {
                 written += try await connection.pipeline(SyncTableSQL.lastWriterWins(.reminders, tenant: tenant, user: user, rows: reminderRows)).reduce(0) { $0 + $1.rows.count }
             }
             // Progress is one record per (habit, day): days a device already recorded stay as they are.
-            let existing = Set(try await connection.query(Self.existingProgress(tenant: tenant, user: user, habits: plan.habits.map(\.id)))
-                .rows.map { try $0.decode("key", as: String.self) })
+            let existing = Set(
+                try await connection.query(Self.existingProgress(tenant: tenant, user: user, habits: plan.habits.map(\.id)))
+                    .rows.map { try $0.decode("key", as: String.self) })
             let newDays = plan.habits.flatMap(\.days).filter { !existing.contains("\($0.habitId.uuidString.lowercased())|\($0.date)") }
             let dayRows = rows(newDays.map { (UUID(), SyncTable.dailyProgress.values(.dailyProgress($0))) })
             if !dayRows.isEmpty {
                 written += try await connection.pipeline(SyncTableSQL.lastWriterWins(.dailyProgress, tenant: tenant, user: user, rows: dayRows)).reduce(0) { $0 + $1.rows.count }
             }
-            try await connection.query(Self.archive(tenant: tenant, user: user, sourceSHA256: sourceSHA256, positions: plan.habits.map { Int32($0.position) },
-                                                    habits: plan.habits.map(\.id), sources: plan.habits.map(\.source.jsonText)))
+            try await connection.query(
+                Self.archive(
+                    tenant: tenant, user: user, sourceSHA256: sourceSHA256, positions: plan.habits.map { Int32($0.position) },
+                    habits: plan.habits.map(\.id), sources: plan.habits.map(\.source.jsonText)))
             report.written = written
-            let details = "{\"habits\":\(report.habits),\"reminders\":\(report.reminders),\"days\":\(report.days),\"written\":\(written),\"timeZone\":\(JSONText.string(plan.timeZone)),\"dateEncoding\":\(JSONText.string(plan.dateEncoding)),\"warnings\":[\(plan.warnings.map(JSONText.string).joined(separator: ","))],\"statusMismatches\":[\(plan.statusMismatches.map(JSONText.string).joined(separator: ","))]}"
+            let details =
+                "{\"habits\":\(report.habits),\"reminders\":\(report.reminders),\"days\":\(report.days),\"written\":\(written),\"timeZone\":\(JSONText.string(plan.timeZone)),\"dateEncoding\":\(JSONText.string(plan.dateEncoding)),\"warnings\":[\(plan.warnings.map(JSONText.string).joined(separator: ","))],\"statusMismatches\":[\(plan.statusMismatches.map(JSONText.string).joined(separator: ","))]}"
             try await connection.query(Self.recordMigration(tenant: tenant, user: user, name: name, details: details))
             // The user's calendar is the file's; derived state is recomputed from the imported history.
-            try await connection.query("UPDATE users SET time_zone = \(plan.timeZone) WHERE tenant_id = \(tenant) AND user_id = \(user) AND NOT EXISTS (SELECT 1 FROM user_settings s WHERE s.tenant_id = \(tenant) AND s.user_id = \(user))")
+            try await connection.query(
+                "UPDATE users SET time_zone = \(plan.timeZone) WHERE tenant_id = \(tenant) AND user_id = \(user) AND NOT EXISTS (SELECT 1 FROM user_settings s WHERE s.tenant_id = \(tenant) AND s.user_id = \(user))"
+            )
             let writer = DerivedStateWriter(connection: connection, tenant: tenant, user: user, derivedRecordID: try userRow.decode("derived_record_id", as: UUID.self), now: now)
             next = try await writer.recompute(nextVersion: next)
             if next - 1 > counter {
-                let notice = ChangeNotice(tenantID: tenant, userID: user, serverVersion: next - 1, deviceID: "server",
-                                          collections: ["dailyProgress", "habits", "reminders", "globalStreak", "userProgress", "usageStreak"])
+                let notice = ChangeNotice(
+                    tenantID: tenant, userID: user, serverVersion: next - 1, deviceID: "server",
+                    collections: ["dailyProgress", "habits", "reminders", "globalStreak", "userProgress", "usageStreak"])
                 try await PushStore.moveCounter(connection, tenant: tenant, user: user, to: next - 1, notice: notice)
             }
             return report

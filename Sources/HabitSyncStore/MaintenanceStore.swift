@@ -77,7 +77,8 @@ public struct MaintenanceStore: Sendable {
     /// their reminders and progress.
     static func purgeTombstones(tables: [PGFragment], tenant: UUID, cutoff: Date, users: [String], childrenOfHabits: Bool) -> PGQuery {
         let purges = tables.enumerated().map { index, table -> PGQuery in
-            let guardChildren: PGFragment = table == "habits" && childrenOfHabits
+            let guardChildren: PGFragment =
+                table == "habits" && childrenOfHabits
                 ? " AND NOT EXISTS (SELECT 1 FROM reminders r WHERE r.tenant_id = t.tenant_id AND r.user_id = t.user_id AND r.habit_id = t.id) AND NOT EXISTS (SELECT 1 FROM daily_progress p WHERE p.tenant_id = t.tenant_id AND p.user_id = t.user_id AND p.habit_id = t.id)"
                 : ""
             let name: PGFragment = "p\(index)"

@@ -20,9 +20,11 @@ public enum RequestScope {
     public struct UnquotableUser: Error, Sendable {}
 
     static func setStatements(tenantID: UUID, userID: String?) -> [String] {
-        ["SET LOCAL habitsync.tenant_id = '\(tenantID.uuidString.lowercased())'",
-         "SET LOCAL habitsync.user_id = \(PGQuery.quoteLiteral(userID ?? ""))",
-         "SET LOCAL habitsync.scope = '\(userID == nil ? "tenant" : "user")'"]
+        [
+            "SET LOCAL habitsync.tenant_id = '\(tenantID.uuidString.lowercased())'",
+            "SET LOCAL habitsync.user_id = \(PGQuery.quoteLiteral(userID ?? ""))",
+            "SET LOCAL habitsync.scope = '\(userID == nil ? "tenant" : "user")'",
+        ]
     }
 
     /// Each command a statement of its own (`PGConnection.commands`): Citus sends a propagated

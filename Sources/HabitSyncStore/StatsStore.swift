@@ -86,7 +86,10 @@ public struct StatsStore: Sendable {
         try await read(identity) { connection in
             let habitDays = try await connection.query(Self.habitDays(identity, from: from, to: to)).single().decode("habit_days", as: Int64.self)
             guard habitDays <= Self.maximumHabitDays else {
-                throw StoreError(.rangeTooLarge, "from \(from) to \(to) covers \(habitDays) habit-days (live habits × their days in the range), more than the \(Self.maximumHabitDays) one request computes; ask for a shorter range")
+                throw StoreError(
+                    .rangeTooLarge,
+                    "from \(from) to \(to) covers \(habitDays) habit-days (live habits × their days in the range), more than the \(Self.maximumHabitDays) one request computes; ask for a shorter range"
+                )
             }
             let habits = try await connection.query(Self.habits(identity, from: from, to: to)).single().decode("habits", as: String.self)
             let days = try await connection.query(Self.days(identity, from: from, to: to)).single().decode("days", as: String.self)

@@ -35,8 +35,10 @@ public final class PGConnection: Sendable {
     /// Kept as long as the handle: libpq holds a pointer to it (`PGNoticeSink.install`).
     private let notices: PGNoticeSink
 
-    private init(handle: sending Handle, backendPID: Int32, threadPool: NIOThreadPool, statementCounter: StatementCounter?, namedPreparedStatements: Bool,
-                 notices: PGNoticeSink) {
+    private init(
+        handle: sending Handle, backendPID: Int32, threadPool: NIOThreadPool, statementCounter: StatementCounter?, namedPreparedStatements: Bool,
+        notices: PGNoticeSink
+    ) {
         self.statementCounter = statementCounter
         self.notices = notices
         self.namedPreparedStatements = namedPreparedStatements
@@ -50,8 +52,9 @@ public final class PGConnection: Sendable {
     public static func connect(_ configuration: PGConnectionConfiguration, threadPool: NIOThreadPool, statementCounter: StatementCounter? = nil) async throws -> PGConnection {
         let connection: PGConnection = try await threadPool.runIfActive {
             let pointer = try openHandle(configuration)
-            return PGConnection(handle: Handle(pointer), backendPID: PQbackendPID(pointer), threadPool: threadPool, statementCounter: statementCounter,
-                                namedPreparedStatements: configuration.namedPreparedStatements, notices: configuration.notices)
+            return PGConnection(
+                handle: Handle(pointer), backendPID: PQbackendPID(pointer), threadPool: threadPool, statementCounter: statementCounter,
+                namedPreparedStatements: configuration.namedPreparedStatements, notices: configuration.notices)
         }
         // Through a transaction pooler the session is not ours: nothing is set on it (every
         // transaction sets what it needs, `PGPool.withTransaction`).
@@ -324,8 +327,9 @@ public final class PGConnection: Sendable {
     static func refuseNULInText(_ binds: [PGBind]) throws {
         for (index, bind) in binds.enumerated() where !bind.isBinary {
             if let bytes = bind.bytes, bytes.contains(0) {
-                throw PGError(kind: .client, sqlState: .characterNotInRepertoire,
-                              message: "parameter $\(index + 1) contains a NUL character, which text cannot hold")
+                throw PGError(
+                    kind: .client, sqlState: .characterNotInRepertoire,
+                    message: "parameter $\(index + 1) contains a NUL character, which text cannot hold")
             }
         }
     }
@@ -393,9 +397,10 @@ public final class PGConnection: Sendable {
                     let length = Int(PQgetlength(result, Int32(row), Int32(column)))
                     // Non-NULL for every row and column inside the result's bounds, as here.
                     let value = PQgetvalue(result, Int32(row), Int32(column))!
-                    values.append(value.withMemoryRebound(to: UInt8.self, capacity: length) {
-                        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-                    })
+                    values.append(
+                        value.withMemoryRebound(to: UInt8.self, capacity: length) {
+                            String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+                        })
                 }
             }
             cells.append(values)

@@ -29,9 +29,11 @@ public struct PGConnectionConfiguration: Sendable {
     /// Where the connections' notices and warnings go (`PGNoticeSink`); never raw to stderr.
     public var notices: PGNoticeSink
 
-    public init(connectionString: String, applicationName: String = "habitsync-server", connectTimeoutSeconds: Int = 5, role: String? = nil,
-                sessionSettings: [String: String] = [:], transactionPooling: Bool = false, namedPreparedStatements: Bool = true,
-                notices: PGNoticeSink = .discard) {
+    public init(
+        connectionString: String, applicationName: String = "habitsync-server", connectTimeoutSeconds: Int = 5, role: String? = nil,
+        sessionSettings: [String: String] = [:], transactionPooling: Bool = false, namedPreparedStatements: Bool = true,
+        notices: PGNoticeSink = .discard
+    ) {
         self.connectionString = connectionString
         self.applicationName = applicationName
         self.connectTimeoutSeconds = connectTimeoutSeconds

@@ -18,8 +18,9 @@ public struct PGNotice: Sendable, Equatable {
 
     init(_ result: OpaquePointer) {
         let field = { (code: Int32) in resultField(result, code) }
-        self.init(severity: field(CLIBPQ_DIAG_SEVERITY_NONLOCALIZED) ?? "NOTICE", sqlState: field(CLIBPQ_DIAG_SQLSTATE),
-                  message: field(CLIBPQ_DIAG_MESSAGE_PRIMARY) ?? "", detail: field(CLIBPQ_DIAG_MESSAGE_DETAIL))
+        self.init(
+            severity: field(CLIBPQ_DIAG_SEVERITY_NONLOCALIZED) ?? "NOTICE", sqlState: field(CLIBPQ_DIAG_SQLSTATE),
+            message: field(CLIBPQ_DIAG_MESSAGE_PRIMARY) ?? "", detail: field(CLIBPQ_DIAG_MESSAGE_DETAIL))
     }
 }
 

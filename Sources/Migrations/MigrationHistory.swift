@@ -17,7 +17,6 @@ public struct AppliedMigration: Sendable, Equatable {
 enum MigrationHistory {
     static let table = "habitsync_schema_migrations"
 
-
     static let createTableSQL = """
         CREATE TABLE IF NOT EXISTS habitsync_schema_migrations (
             version     integer PRIMARY KEY CHECK (version > 0),

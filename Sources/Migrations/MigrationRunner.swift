@@ -69,9 +69,11 @@ public struct MigrationRunner: Sendable {
             let status = MigrationStatus(files: directory.files, history: try await MigrationHistory.read(connection))
             if let problem = status.problems.first { throw problem }
             if status.databaseIsAhead {
-                logger.warning("the database has migrations this binary does not know; a newer version migrated it", metadata: [
-                    "database_version": "\(status.databaseVersion)", "binary_head": "\(status.headVersion)",
-                ])
+                logger.warning(
+                    "the database has migrations this binary does not know; a newer version migrated it",
+                    metadata: [
+                        "database_version": "\(status.databaseVersion)", "binary_head": "\(status.headVersion)",
+                    ])
             }
             var applied: [MigrationFile] = []
             for file in status.pending where target.map({ file.version <= $0 }) ?? true {
@@ -164,7 +166,10 @@ public struct MigrationRunner: Sendable {
             // backend id of its own, so the id PostgreSQL reports differs.
             let backend = try await connection.query("SELECT pg_backend_pid() AS pid").single().decode("pid", as: Int32.self)
             guard backend == connection.backendPID else {
-                throw MigrationError(.behindPooler, "migrations need a direct connection to PostgreSQL, not one through a connection pooler such as PgBouncer (the session-level migration lock cannot be held through one): give them the direct URL (serve: --database-url, with --request-database-url for the pooler)")
+                throw MigrationError(
+                    .behindPooler,
+                    "migrations need a direct connection to PostgreSQL, not one through a connection pooler such as PgBouncer (the session-level migration lock cannot be held through one): give them the direct URL (serve: --database-url, with --request-database-url for the pooler)"
+                )
             }
             let lockTimeout = max(1, milliseconds(options.lockTimeout))
             try await connection.simpleQuery(unsafeSQL: "SET lock_timeout = \(lockTimeout); SET statement_timeout = 0")

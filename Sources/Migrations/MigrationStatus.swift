@@ -61,7 +61,11 @@ public struct MigrationStatus: Sendable {
         for entry in entries {
             switch entry.state {
             case .modified:
-                problems.append(MigrationError(.modifiedFile, "\(entry.file!.fileName) was edited after it was applied (checksum \(entry.applied!.checksum.prefix(12))… in the database, \(entry.fileChecksum!.prefix(12))… on disk); write a new migration instead"))
+                problems.append(
+                    MigrationError(
+                        .modifiedFile,
+                        "\(entry.file!.fileName) was edited after it was applied (checksum \(entry.applied!.checksum.prefix(12))… in the database, \(entry.fileChecksum!.prefix(12))… on disk); write a new migration instead"
+                    ))
             case .missingFile:
                 problems.append(MigrationError(.missingFile, "migration \(String(format: "%04d", entry.version))_\(entry.name).sql was applied but is missing from the migrations folder"))
             case .pending where entry.version < highestApplied:

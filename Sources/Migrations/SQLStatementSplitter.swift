@@ -64,7 +64,8 @@ public enum SQLStatementSplitter {
                 start = index
             }
             if c == "'" {
-                let backslashEscapes = index > 0 && (chars[index - 1] == "E" || chars[index - 1] == "e")
+                let backslashEscapes =
+                    index > 0 && (chars[index - 1] == "E" || chars[index - 1] == "e")
                     && (index < 2 || !isIdentifierChar(chars[index - 2]))
                 advance()
                 while index < chars.count {

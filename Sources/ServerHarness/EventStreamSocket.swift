@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One `GET /v1/sync/events` stream over a plain socket, for the realtime benchmark and the
@@ -26,8 +26,8 @@ public final class EventStreamSocket: @unchecked Sendable {
             sent += n
         }
         guard try waitFor("\r\n\r\n", milliseconds: 30_000, consuming: false),
-              String(decoding: buffer.prefix(12), as: UTF8.self).hasPrefix("HTTP/1.1 200"),
-              try waitFor(": connected", milliseconds: 30_000)
+            String(decoding: buffer.prefix(12), as: UTF8.self).hasPrefix("HTTP/1.1 200"),
+            try waitFor(": connected", milliseconds: 30_000)
         else {
             close(descriptor)
             throw HarnessError("the stream did not open: \(String(decoding: buffer.prefix(200), as: UTF8.self))")

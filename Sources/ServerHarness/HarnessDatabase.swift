@@ -38,8 +38,10 @@ public final class HarnessDatabase {
         }
         // The harness's own checks wait as long as connecting takes on a busy machine; the
         // servers under test keep their configured timeout.
-        pool = PGPool(configuration: .init(connection: .init(connectionString: connectionString, applicationName: "habitsync-harness", connectTimeoutSeconds: 120),
-                                           maximumConnections: 20), logger: Self.logger)
+        pool = PGPool(
+            configuration: .init(
+                connection: .init(connectionString: connectionString, applicationName: "habitsync-harness", connectTimeoutSeconds: 120),
+                maximumConnections: 20), logger: Self.logger)
         try await MigrationRunner(pool: pool, directory: try MigrationDirectory(url: migrationsDirectory), logger: Self.logger).up()
         key = TenantKey.generatedSecret()
         tenant = try await TenantStore(pool: pool).create(name: "harness-\(UUID().uuidString.prefix(8))", key: key).id

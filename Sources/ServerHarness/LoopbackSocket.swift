@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A blocking TCP socket connected to `127.0.0.1:port` with Nagle off, for the load

@@ -2,7 +2,7 @@ import Foundation
 import LibPQClient
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A PgBouncer in transaction mode in front of a cluster of ours, started from the installed
@@ -101,12 +101,16 @@ public final class PgBouncerProcess: Sendable {
         // Ready when a client gets through to PostgreSQL (bounded by a count of attempts).
         for attempt in 0..<600 {
             do {
-                try await PGPool.withPool(.init(connection: .init(connectionString: bouncer.connectionString(database: "postgres"), transactionPooling: true,
-                                                                   namedPreparedStatements: false), maximumConnections: 1), logger: HarnessDatabase.logger) { pool in
+                try await PGPool.withPool(
+                    .init(
+                        connection: .init(
+                            connectionString: bouncer.connectionString(database: "postgres"), transactionPooling: true,
+                            namedPreparedStatements: false), maximumConnections: 1), logger: HarnessDatabase.logger
+                ) { pool in
                     try await pool.withConnection { _ = try await $0.query("SELECT 1") }
                 }
                 return bouncer
-            } catch where attempt < 599 && process.isRunning {
+            } catch  where attempt < 599 && process.isRunning {
                 try await Task.sleep(for: .milliseconds(50))
             }
         }

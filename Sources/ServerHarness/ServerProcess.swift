@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One `habitsync-server serve` child process, run as ops run it: started, found on the port
@@ -27,8 +27,10 @@ public final class ServerProcess {
     private var lastTermination: ProcessTermination?
 
     /// `extraArguments` are added to `serve --port … --database-url … --log-format json`.
-    public init(binary: URL, databaseURL: String?, logDirectory: URL, name: String = "server", port: Int = 0,
-                workingDirectory: URL? = nil, extraArguments: [String] = [], launcher: [String] = []) {
+    public init(
+        binary: URL, databaseURL: String?, logDirectory: URL, name: String = "server", port: Int = 0,
+        workingDirectory: URL? = nil, extraArguments: [String] = [], launcher: [String] = []
+    ) {
         self.launcher = launcher
         self.binary = binary
         self.databaseURL = databaseURL

@@ -4,7 +4,7 @@ import Logging
 import NIOPosix
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A PostgreSQL cluster made for one process (the test suite) or one harness run (benchmark,
@@ -21,8 +21,10 @@ public final class ThrowawayCluster: Sendable {
     ///   - prefix: the folder is `<tmp>/<prefix>-<pid>[-<suffix>]`; leftovers of dead processes
     ///     with the same prefix are removed first.
     ///   - durable: fsync on; off is fine while PostgreSQL itself is never crashed.
-    public static func start(prefix: String, suffix: String? = nil, databaseName: String = "postgres", durable: Bool = false,
-                             maxConnections: Int = 200, directory explicit: URL? = nil, logger: Logger) async throws -> ThrowawayCluster {
+    public static func start(
+        prefix: String, suffix: String? = nil, databaseName: String = "postgres", durable: Bool = false,
+        maxConnections: Int = 200, directory explicit: URL? = nil, logger: Logger
+    ) async throws -> ThrowawayCluster {
         removeLeftovers(prefix: prefix, logger: logger)
         let name = "\(prefix)-\(getpid())" + (suffix.map { "-\($0)" } ?? "")
         let directory = explicit ?? URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(name)

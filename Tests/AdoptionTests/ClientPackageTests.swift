@@ -1,7 +1,7 @@
 import Foundation
 import ServerHarness
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 31: an app adds the SDK as `docs/client.md` says. A copy of this repository, tagged
 /// with the release version, stands in for its URL; an app package made of the page's own
@@ -38,8 +38,9 @@ import TestSupport
         let package = try #require(blocks.first { $0.marked }?.text, "docs/client.md has no <!-- app-package --> block")
         let packageLine = try #require(package.split(separator: "\n").first { $0.contains(".package(url:") }, "no .package(url:) line")
         let product = try #require(package.firstMatch(of: /\.product\(name: "HabitSyncClient", package: "[^"]+"\)/), "no .product(name: \"HabitSyncClient\", …)")
-        return ClientPage(packageLine: packageLine.trimmingCharacters(in: .whitespaces).replacing(/,$/, with: ""),
-                          productReference: String(product.output), examples: blocks.filter { !$0.marked }.map(\.text))
+        return ClientPage(
+            packageLine: packageLine.trimmingCharacters(in: .whitespaces).replacing(/,$/, with: ""),
+            productReference: String(product.output), examples: blocks.filter { !$0.marked }.map(\.text))
     }
 
     /// What the page's examples assume of the app (its "Setup" says so): a signed-in account,
@@ -83,16 +84,21 @@ import TestSupport
         // tagged in a repository named as the URL's last part, so SwiftPM gives it the identity
         // the page's `.product(…, package:)` names.
         let repository = folder.appendingPathComponent(String(identity))
-        let copied = try await HabitSyncBinary.run(executable: URL(fileURLWithPath: "/bin/bash"), ["-c", """
-            set -euo pipefail
-            mkdir -p "$2"
-            git -C "$1" ls-files -z --cached --others --exclude-standard | (cd "$1" && tar --null --ignore-failed-read -T - -cf -) | tar -xf - -C "$2"
-            cd "$2"
-            git init -q
-            git add -A
-            git -c user.name=adoption -c user.email=adoption@example.com commit -qm "the checkout under test"
-            git tag "$3"
-            """, "copy", Self.root.path, repository.path, version])
+        let copied = try await HabitSyncBinary.run(
+            executable: URL(fileURLWithPath: "/bin/bash"),
+            [
+                "-c",
+                """
+                set -euo pipefail
+                mkdir -p "$2"
+                git -C "$1" ls-files -z --cached --others --exclude-standard | (cd "$1" && tar --null --ignore-failed-read -T - -cf -) | tar -xf - -C "$2"
+                cd "$2"
+                git init -q
+                git add -A
+                git -c user.name=adoption -c user.email=adoption@example.com commit -qm "the checkout under test"
+                git tag "$3"
+                """, "copy", Self.root.path, repository.path, version,
+            ])
         try #require(copied.status == 0, "copying the checkout: \(copied.stderr)")
 
         let app = folder.appendingPathComponent("app")
@@ -100,20 +106,20 @@ import TestSupport
         try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
         let packageLine = page.packageLine.replacingOccurrences(of: String(url), with: repository.absoluteURL.absoluteString)
         try """
-            // swift-tools-version:6.2
-            import PackageDescription
+        // swift-tools-version:6.2
+        import PackageDescription
 
-            let package = Package(
-                name: "MyApp",
-                platforms: [.macOS(.v15), .iOS(.v17)],
-                dependencies: [
-                    \(packageLine),
-                ],
-                targets: [
-                    .executableTarget(name: "MyApp", dependencies: [\(page.productReference)]),
-                ]
-            )
-            """.write(to: app.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
+        let package = Package(
+            name: "MyApp",
+            platforms: [.macOS(.v15), .iOS(.v17)],
+            dependencies: [
+                \(packageLine),
+            ],
+            targets: [
+                .executableTarget(name: "MyApp", dependencies: [\(page.productReference)]),
+            ]
+        )
+        """.write(to: app.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
         try Self.appPrelude.write(to: sources.appendingPathComponent("App.swift"), atomically: true, encoding: .utf8)
 
         let database = try await TestPostgres.shared.migratedDatabase()
@@ -128,12 +134,14 @@ import TestSupport
             let examples = page.examples.joined(separator: "\n\n")
             #expect(examples.contains(Self.documentedServer))
             let lines = examples.replacingOccurrences(of: Self.documentedServer, with: server.baseURL + "/").split(separator: "\n", omittingEmptySubsequences: false)
-            let main = lines.filter { $0.hasPrefix("import ") }.joined(separator: "\n") + "\n\n"
+            let main =
+                lines.filter { $0.hasPrefix("import ") }.joined(separator: "\n") + "\n\n"
                 + lines.filter { !$0.hasPrefix("import ") }.joined(separator: "\n") + Self.appEpilogue + "\n"
             try main.write(to: sources.appendingPathComponent("main.swift"), atomically: true, encoding: .utf8)
 
-            let built = try await HabitSyncBinary.run(executable: URL(fileURLWithPath: "/usr/bin/env"),
-                                                      ["swift", "build", "--package-path", app.path, "--product", "MyApp"], in: app)
+            let built = try await HabitSyncBinary.run(
+                executable: URL(fileURLWithPath: "/usr/bin/env"),
+                ["swift", "build", "--package-path", app.path, "--product", "MyApp"], in: app)
             try #require(built.status == 0, "the app did not build:\n\(built.stdout.suffix(6_000))\n\(built.stderr.suffix(3_000))\n--- main.swift\n\(main)")
             // Only the SDK's part of the repository was built.
             let modules = (try? FileManager.default.contentsOfDirectory(atPath: app.appendingPathComponent(".build/debug/Modules").path)) ?? []
@@ -145,8 +153,9 @@ import TestSupport
             // again: its store and outbox carry on where the last run stopped.
             let data = folder.appendingPathComponent("data")
             let launch = {
-                try await HabitSyncBinary.run(executable: app.appendingPathComponent(".build/debug/MyApp"), [],
-                                              environment: ["APP_TOKEN": token, "XDG_DATA_HOME": data.path, "HOME": data.path], in: app)
+                try await HabitSyncBinary.run(
+                    executable: app.appendingPathComponent(".build/debug/MyApp"), [],
+                    environment: ["APP_TOKEN": token, "XDG_DATA_HOME": data.path, "HOME": data.path], in: app)
             }
             var ran = try await launch()
             for _ in 0..<3 where ran.status != 0 && (ran.stderr + ran.stdout).contains("Code=-1001") { ran = try await launch() }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 31: the shell examples of the README and `docs/protocol.md` run as printed, with the
 /// real binary and curl against a real server, and what they print is compared with what the
@@ -44,18 +44,20 @@ import TestSupport
     static func run(_ shellBlocks: [String], server: RunningServer, environment: [String: String]) async throws -> [[String]] {
         let marker = "@@end of block@@"
         let binaries = HabitSyncBinary.url.deletingLastPathComponent()
-        let script = "set -e\n" + shellBlocks.map { block in
-            block.split(separator: "\n", omittingEmptySubsequences: false)
-                .map { line in
-                    if line.hasPrefix("B=") { return "B=\(HabitSyncBinary.url.path)" }
-                    if line.hasPrefix("D=") { return "D=\(binaries.appendingPathComponent("habitsync-device").path)" }
-                    return line.hasPrefix("swift build") ? "" : String(line)
-                }
-                .joined(separator: "\n")
-                .replacingOccurrences(of: "localhost:8080", with: server.baseURL)
-                .replacingOccurrences(of: "curl -s ", with: "curl -s -w '\\n' ")
-                + "\necho '\(marker)'\n"
-        }.joined()
+        let script =
+            "set -e\n"
+            + shellBlocks.map { block in
+                block.split(separator: "\n", omittingEmptySubsequences: false)
+                    .map { line in
+                        if line.hasPrefix("B=") { return "B=\(HabitSyncBinary.url.path)" }
+                        if line.hasPrefix("D=") { return "D=\(binaries.appendingPathComponent("habitsync-device").path)" }
+                        return line.hasPrefix("swift build") ? "" : String(line)
+                    }
+                    .joined(separator: "\n")
+                    .replacingOccurrences(of: "localhost:8080", with: server.baseURL)
+                    .replacingOccurrences(of: "curl -s ", with: "curl -s -w '\\n' ")
+                    + "\necho '\(marker)'\n"
+            }.joined()
         let folder = try makeTemporaryDirectory("habitsync-docs")
         defer { try? FileManager.default.removeItem(at: folder) }
         let outcome = try await HabitSyncBinary.run(executable: URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment, in: folder)
@@ -81,13 +83,13 @@ import TestSupport
         #expect(ShownJSON.mismatches(shown: #"{"batchId":"…","results":[{"index":0,"status":"applied","serverVersion":…}],…}"#, actual: printed).isEmpty)
         for drifted in [
             #"{"batchId":"6f1c…","results":[{"index":0,"status":"applied","serverVersion":1}],"hasMore":false}"#,  // epoch left out
-            #"{"batchId":"7f1c…","epoch":"…","results":[…],"hasMore":false}"#,                                    // another prefix
+            #"{"batchId":"7f1c…","epoch":"…","results":[…],"hasMore":false}"#,  // another prefix
             #"{"batchId":"…","epoch":"…","results":[{"index":0,"status":"applied","serverVersion":1},{"index":1,"status":"applied","serverVersion":2}],"hasMore":false}"#,
-            #"{"batchId":"…","epoch":"…","results":[],"hasMore":false}"#,                                          // one printed, none shown
+            #"{"batchId":"…","epoch":"…","results":[],"hasMore":false}"#,  // one printed, none shown
             #"{"batchId":"…","epoch":"…","results":[{"index":0,"status":"superseded","serverVersion":1}],"hasMore":false}"#,
             #"{"batchId":"…","epoch":"…","results":[{"index":0,"status":"applied","serverVersion":2}],"hasMore":false}"#,
             #"{"batchId":"…","epoch":"…","results":[…],"hasMore":true}"#,
-            #"{"batchId":"…","epoch":"…","results":[…],"hasMore":false,"digests":{…}}"#,                        // shown, not printed
+            #"{"batchId":"…","epoch":"…","results":[…],"hasMore":false,"digests":{…}}"#,  // shown, not printed
         ] {
             #expect(!ShownJSON.mismatches(shown: drifted, actual: printed).isEmpty, "\(drifted)")
         }
@@ -157,9 +159,11 @@ import TestSupport
             // After the README's earlier `tenant create demo`. Each answer may take long on a
             // loaded machine (a run beside a release build outlived the device's 60 s): the
             // devices wait up to 15 minutes here.
-            let printed = try await Self.run(["B=\n$B tenant create demo >/dev/null"] + steps.map(\.command), server: server,
-                                             environment: ["DATABASE_URL": database.connectionString, "HABITSYNC_SERVER": server.baseURL, "HABITSYNC_TIMEOUT": "900"])
-                .dropFirst()
+            let printed = try await Self.run(
+                ["B=\n$B tenant create demo >/dev/null"] + steps.map(\.command), server: server,
+                environment: ["DATABASE_URL": database.connectionString, "HABITSYNC_SERVER": server.baseURL, "HABITSYNC_TIMEOUT": "900"]
+            )
+            .dropFirst()
             try #require(printed.count == steps.count)
             for ((command, shown), lines) in zip(steps, printed) where !shown.isEmpty {
                 let agrees = lines.count == shown.count && zip(shown, lines).allSatisfy { pattern, line in (try? Self.shownLine(pattern).wholeMatch(in: line)) != nil }

@@ -5,8 +5,8 @@ import HabitSyncStore
 import JWTKit
 import LibPQClient
 import Logging
-import Testing
 import TestSupport
+import Testing
 import _CryptoExtras
 
 /// Tokens verified exactly as requests are: the tenant's keys read through the request role,

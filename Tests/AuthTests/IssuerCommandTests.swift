@@ -1,8 +1,8 @@
 import Foundation
 import GuardedFetch
 import HabitSyncAuth
-import Testing
 import TestSupport
+import Testing
 
 /// `tenant add-issuer | issuers | remove-issuer` as operators script them: the real binary
 /// against a real database.
@@ -32,7 +32,8 @@ import TestSupport
         #expect(issuers.count == 6)
         let byIssuer = Dictionary(uniqueKeysWithValues: issuers.map { ($0["issuer"] as? String ?? "", $0) })
         #expect(byIssuer["https://appleid.apple.com"]?["audiences"] as? [String] == ["com.example.habits", "com.example.habits.watch"])
-        #expect((byIssuer["https://securetoken.google.com/habit-app-1234"]?["keys"] as? [String: String])?["url"]
+        #expect(
+            (byIssuer["https://securetoken.google.com/habit-app-1234"]?["keys"] as? [String: String])?["url"]
                 == "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com")
         #expect(byIssuer["https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf123"]?["audienceClaims"] as? [String] == ["aud", "client_id"])
         #expect(byIssuer["https://abcdefghijklmnop.supabase.co/auth/v1"]?["audiences"] as? [String] == ["authenticated"])
@@ -45,13 +46,15 @@ import TestSupport
         #expect(table.stdout.split(separator: "\n").count == 7)
 
         // Another tenant: the same Auth0 issuer with another audience is fine, the same one is not.
-        let other = try await HabitSyncBinary.run(["tenant", "add-issuer", "globex", "--preset", "auth0", "--domain", "habits.eu.auth0.com", "--audience", "https://api.globex.example"], environment: env)
+        let other = try await HabitSyncBinary.run(
+            ["tenant", "add-issuer", "globex", "--preset", "auth0", "--domain", "habits.eu.auth0.com", "--audience", "https://api.globex.example"], environment: env)
         #expect(other.status == 0, "\(other.stderr)")
         let clash = try await HabitSyncBinary.run(["tenant", "add-issuer", "globex", "--preset", "firebase", "--project", "habit-app-1234"], environment: env)
         #expect(clash.status == 1)
         #expect(clash.stderr.contains("already accepts https://securetoken.google.com/habit-app-1234 for audience(s) habit-app-1234"), "\(clash.stderr)")
         // Cognito without --audience accepts every client: nobody else may share that pool.
-        let pool = try await HabitSyncBinary.run(["tenant", "add-issuer", "globex", "--preset", "cognito", "--region", "eu-west-1", "--user-pool", "eu-west-1_AbCdEf123", "--audience", "x"], environment: env)
+        let pool = try await HabitSyncBinary.run(
+            ["tenant", "add-issuer", "globex", "--preset", "cognito", "--region", "eu-west-1", "--user-pool", "eu-west-1_AbCdEf123", "--audience", "x"], environment: env)
         #expect(pool.status == 1)
         #expect(pool.stderr.contains("every audience"))
 
@@ -66,7 +69,8 @@ import TestSupport
         // A tenant's erasure takes its issuers with it.
         let erased = try await HabitSyncBinary.run(["tenant", "erase", "globex"], environment: env)
         #expect(erased.status == 0, "\(erased.stderr)")
-        let reuse = try await HabitSyncBinary.run(["tenant", "add-issuer", "acme", "--issuer", "https://habits.eu.auth0.com/", "--jwks-url", "https://x.example/k", "--audience", "a"], environment: env)
+        let reuse = try await HabitSyncBinary.run(
+            ["tenant", "add-issuer", "acme", "--issuer", "https://habits.eu.auth0.com/", "--jwks-url", "https://x.example/k", "--audience", "a"], environment: env)
         #expect(reuse.status == 1, "acme has that issuer already")
     }
 
@@ -131,13 +135,17 @@ import TestSupport
     }
 
     @Test func privateAddressesPlainHTTPAndOddURLsAreRefused() async throws {
-        for url in ["https://127.0.0.1/keys", "https://10.1.2.3/keys", "https://169.254.169.254/latest/meta-data", "https://192.168.0.1/",
-                    "https://172.16.5.4/", "https://100.64.0.1/", "https://[::1]/", "https://[fd00::1]/", "https://[fe80::1]/", "https://0.0.0.0/",
-                    "https://[::ffff:127.0.0.1]/", "https://localhost/"] {
+        for url in [
+            "https://127.0.0.1/keys", "https://10.1.2.3/keys", "https://169.254.169.254/latest/meta-data", "https://192.168.0.1/",
+            "https://172.16.5.4/", "https://100.64.0.1/", "https://[::1]/", "https://[fd00::1]/", "https://[fe80::1]/", "https://0.0.0.0/",
+            "https://[::ffff:127.0.0.1]/", "https://localhost/",
+        ] {
             #expect(await Self.failure(url) == .addressRefused, "\(url)")
         }
-        for url in ["http://example.com/keys", "http://10.0.0.1/", "ftp://example.com/", "file:///etc/passwd", "https://user:pw@example.com/",
-                    "https://example.com/a b", "https://example.com/\n", "/relative", "https://" + String(repeating: "a", count: 3000)] {
+        for url in [
+            "http://example.com/keys", "http://10.0.0.1/", "ftp://example.com/", "file:///etc/passwd", "https://user:pw@example.com/",
+            "https://example.com/a b", "https://example.com/\n", "/relative", "https://" + String(repeating: "a", count: 3000),
+        ] {
             guard case .urlRefused = await Self.failure(url) else { Issue.record("\(url) was not refused as a URL"); continue }
         }
         // Plain HTTP to loopback only with the test flag, and then to loopback only.

@@ -24,8 +24,9 @@ struct TestProvider: Sendable {
         let key = try await rsaKeys.value[other ? 1 : 0]
         let (modulus, exponent) = try key.publicKey.getKeyPrimitives()
         let collection = await JWTKeyCollection().add(rsa: key, digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
-        return SigningKey(kid: kid, algorithm: "RS256", collection: collection,
-                          jwk: ["kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256", "n": modulus.base64URL, "e": exponent.base64URL])
+        return SigningKey(
+            kid: kid, algorithm: "RS256", collection: collection,
+            jwk: ["kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256", "n": modulus.base64URL, "e": exponent.base64URL])
     }
 
     static func ec(kid: String) async throws -> SigningKey {
@@ -38,8 +39,9 @@ struct TestProvider: Sendable {
     static func ed25519(kid: String) async throws -> SigningKey {
         let key = try EdDSA.PrivateKey(curve: .ed25519)
         let collection = await JWTKeyCollection().add(eddsa: key, kid: JWKIdentifier(string: kid))
-        return SigningKey(kid: kid, algorithm: "EdDSA", collection: collection,
-                          jwk: ["kty": "OKP", "crv": "Ed25519", "kid": kid, "x": key.publicKey.rawRepresentation.base64URL])
+        return SigningKey(
+            kid: kid, algorithm: "EdDSA", collection: collection,
+            jwk: ["kty": "OKP", "crv": "Ed25519", "kid": kid, "x": key.publicKey.rawRepresentation.base64URL])
     }
 
     static func jwks(_ keys: [SigningKey]) -> String {
@@ -60,8 +62,10 @@ struct TestProvider: Sendable {
 
     /// Claims an ID token of `issuer` for `audience` and `user` carries, valid now for an hour.
     static func claims(issuer: String, audience: String, user: String, now: Date = Date(), lifetime: TimeInterval = 3600) -> [String: TestClaim] {
-        ["iss": .string(issuer), "aud": .string(audience), "sub": .string(user),
-         "iat": .number(now.timeIntervalSince1970), "exp": .number(now.timeIntervalSince1970 + lifetime)]
+        [
+            "iss": .string(issuer), "aud": .string(audience), "sub": .string(user),
+            "iat": .number(now.timeIntervalSince1970), "exp": .number(now.timeIntervalSince1970 + lifetime),
+        ]
     }
 
     /// Base64url of a JSON header and payload and a made-up signature: a token no key signed.

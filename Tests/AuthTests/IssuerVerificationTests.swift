@@ -7,8 +7,8 @@ import JWTKit
 import LibPQClient
 import Logging
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Tokens of identity providers, verified as requests verify them: configurations read
 /// through the request role from a real database, keys fetched from a real key server on
@@ -27,8 +27,10 @@ import TestSupport
         let keys: LoopbackKeyServer
 
         /// `cacheLifetime` zero: every token reads the configurations, so a removal shows at once.
-        func run<T: Sendable>(settings: IdentitySettings = Fixture.settings(), cacheLifetime: Duration = .zero,
-                              _ body: (IssuerStore, TenantStore, Authenticator) async throws -> T) async throws -> T {
+        func run<T: Sendable>(
+            settings: IdentitySettings = Fixture.settings(), cacheLifetime: Duration = .zero,
+            _ body: (IssuerStore, TenantStore, Authenticator) async throws -> T
+        ) async throws -> T {
             try await database.withPool(size: 2) { owner in
                 try await database.withPool(size: 2, role: "habitsync_app") { app in
                     let cache = IssuerKeyCache(settings: settings, logger: IssuerVerificationTests.logger)
@@ -72,8 +74,10 @@ import TestSupport
 
     /// A tenant that accepts `https://login.example.com` tokens for `habits`, keys from the key server.
     static func acceptLogin(_ issuers: IssuerStore, _ tenants: TenantStore, _ name: String, _ fixture: Fixture) async throws {
-        try await issuers.add(tenantID: try await tenant(tenants, name), try IssuerConfiguration(
-            issuer: "https://login.example.com", keySource: .jwksURL(fixture.keys.jwksURL), audiences: ["habits"]))
+        try await issuers.add(
+            tenantID: try await tenant(tenants, name),
+            try IssuerConfiguration(
+                issuer: "https://login.example.com", keySource: .jwksURL(fixture.keys.jwksURL), audiences: ["habits"]))
     }
 
     static func outcome(_ authenticator: Authenticator, _ token: String) async throws -> Result<VerifiedIdentity, AuthenticationFailure> {
@@ -195,7 +199,9 @@ import TestSupport
                 let codes = try await withThrowingTaskGroup(of: [String].self) { group in
                     for slice in stride(from: 0, to: tokens.count, by: 100) {
                         let part = Array(tokens[slice..<slice + 100])
-                        group.addTask { var codes: [String] = []; for token in part { codes.append(try await Self.code(authenticator, token)) }; return codes }
+                        group.addTask {
+                            var codes: [String] = []; for token in part { codes.append(try await Self.code(authenticator, token)) }; return codes
+                        }
                     }
                     return try await group.reduce(into: []) { $0 += $1 }
                 }
@@ -212,13 +218,15 @@ import TestSupport
             let rsa = try await TestProvider.rsa(kid: "rsa")
             let ec = try await TestProvider.ec(kid: "ec")
             let ed = try await TestProvider.ed25519(kid: "ed")
-            let stranger = try await TestProvider.rsa(kid: "rsa", other: true)   // same kid, another key
+            let stranger = try await TestProvider.rsa(kid: "rsa", other: true)  // same kid, another key
             fixture.keys.serve(jwks: TestProvider.jwks([rsa, ec, ed]))
             try await fixture.run { issuers, tenants, authenticator in
                 let tenantID = try await Self.tenant(tenants, "strict")
-                try await issuers.add(tenantID: tenantID, try IssuerConfiguration(
-                    issuer: "https://login.example.com", keySource: .jwksURL(fixture.keys.jwksURL), audiences: ["habits"],
-                    algorithms: [.rs256, .eddsa], maximumLifetime: 3600))
+                try await issuers.add(
+                    tenantID: tenantID,
+                    try IssuerConfiguration(
+                        issuer: "https://login.example.com", keySource: .jwksURL(fixture.keys.jwksURL), audiences: ["habits"],
+                        algorithms: [.rs256, .eddsa], maximumLifetime: 3600))
                 let iss = "https://login.example.com"
                 let good = TestProvider.claims(issuer: iss, audience: "habits", user: "ann", lifetime: 600)
                 #expect(try await Self.code(authenticator, try await TestProvider.token(good, key: rsa)) == "ok")
@@ -231,10 +239,16 @@ import TestSupport
                 claims = good; claims["aud"] = nil
                 #expect(try await Self.code(authenticator, try await TestProvider.token(claims, key: rsa)) == "audience_mismatch")
                 let past = Date().addingTimeInterval(-7200)
-                #expect(try await Self.code(authenticator, try await TestProvider.token(
-                    TestProvider.claims(issuer: iss, audience: "habits", user: "ann", now: past, lifetime: 600), key: rsa)) == "token_expired")
-                #expect(try await Self.code(authenticator, try await TestProvider.token(
-                    TestProvider.claims(issuer: iss, audience: "habits", user: "ann", lifetime: 86_400 * 30), key: rsa)) == "lifetime_too_long")
+                #expect(
+                    try await Self.code(
+                        authenticator,
+                        try await TestProvider.token(
+                            TestProvider.claims(issuer: iss, audience: "habits", user: "ann", now: past, lifetime: 600), key: rsa)) == "token_expired")
+                #expect(
+                    try await Self.code(
+                        authenticator,
+                        try await TestProvider.token(
+                            TestProvider.claims(issuer: iss, audience: "habits", user: "ann", lifetime: 86_400 * 30), key: rsa)) == "lifetime_too_long")
                 claims = good; claims["iat"] = nil; claims["exp"] = .number(1e308)
                 #expect(try await Self.code(authenticator, try await TestProvider.token(claims, key: rsa)) == "lifetime_too_long", "1e308 without iat")
                 claims = good; claims["exp"] = .string("tomorrow")
@@ -250,7 +264,11 @@ import TestSupport
                 let payload: [String: Any] = ["iss": iss, "aud": "habits", "sub": "ann", "iat": Date().timeIntervalSince1970, "exp": Date().timeIntervalSince1970 + 600]
                 #expect(try await Self.code(authenticator, TestProvider.unsigned(header: ["alg": "none", "kid": "rsa"], claims: payload)) == "algorithm_not_allowed")
                 let confused = await JWTKeyCollection().add(hmac: HMACKey(from: Array((rsa.jwk["n"] ?? "").utf8)), digestAlgorithm: .sha256)
-                let hs256 = try await confused.sign(TestClaims(values: good), header: { var h = JWTHeader(); h.kid = "rsa"; return h }())
+                let hs256 = try await confused.sign(
+                    TestClaims(values: good),
+                    header: {
+                        var h = JWTHeader(); h.kid = "rsa"; return h
+                    }())
                 #expect(try await Self.code(authenticator, hs256) == "algorithm_not_allowed")
                 // RS256 in the header, the Ed25519 key's kid: the key does not fit the algorithm.
                 #expect(try await Self.code(authenticator, try await TestProvider.token(good, key: rsa, kid: "ed")) == "algorithm_not_allowed")
@@ -325,23 +343,27 @@ import TestSupport
 
     @Test func inlineKeysAndTidTokensLiveSideBySide() async throws {
         let key = try await TestProvider.ec(kid: "inline")
-        try await Self.withFixture { fixture in try await fixture.run { issuers, tenants, authenticator in
-            let created = try await tenants.create(name: "both", key: TenantKey.generatedSecret())
-            try await issuers.add(tenantID: created.id, try IssuerConfiguration(
-                issuer: "https://id.example.com", keySource: .inline(TestProvider.jwks([key])), audiences: ["habits"], algorithms: [.es256]))
-            let oidc = try await TestProvider.token(TestProvider.claims(issuer: "https://id.example.com", audience: "habits", user: "ann"), key: key)
-            let identity = try await Self.outcome(authenticator, oidc).get()
-            #expect(identity.tenantID == created.id && identity.userID == "ann")
-            let minted = try await TokenMinter.mint(tenantID: created.id, userID: "bob", key: try await tenants.signingKey(tenantID: created.id), ttl: 600)
-            #expect(try await Self.outcome(authenticator, minted).get().userID == "bob")
-            // Neither tid nor a configured iss.
-            let orphan = TestProvider.unsigned(header: ["alg": "RS256"], claims: ["sub": "x", "exp": Date().timeIntervalSince1970 + 60])
-            #expect(try await Self.code(authenticator, orphan) == "unknown_issuer")
-            #expect(fixture.keys.requests("/jwks.json") == 0)
-            // A disabled tenant's issuer routes nowhere.
-            try await tenants.pool.withConnection { try await $0.query("UPDATE tenants SET disabled_at = now() WHERE id = \(created.id)") }
-            #expect(try await Self.code(authenticator, oidc) == "unknown_issuer")
-        } }
+        try await Self.withFixture { fixture in
+            try await fixture.run { issuers, tenants, authenticator in
+                let created = try await tenants.create(name: "both", key: TenantKey.generatedSecret())
+                try await issuers.add(
+                    tenantID: created.id,
+                    try IssuerConfiguration(
+                        issuer: "https://id.example.com", keySource: .inline(TestProvider.jwks([key])), audiences: ["habits"], algorithms: [.es256]))
+                let oidc = try await TestProvider.token(TestProvider.claims(issuer: "https://id.example.com", audience: "habits", user: "ann"), key: key)
+                let identity = try await Self.outcome(authenticator, oidc).get()
+                #expect(identity.tenantID == created.id && identity.userID == "ann")
+                let minted = try await TokenMinter.mint(tenantID: created.id, userID: "bob", key: try await tenants.signingKey(tenantID: created.id), ttl: 600)
+                #expect(try await Self.outcome(authenticator, minted).get().userID == "bob")
+                // Neither tid nor a configured iss.
+                let orphan = TestProvider.unsigned(header: ["alg": "RS256"], claims: ["sub": "x", "exp": Date().timeIntervalSince1970 + 60])
+                #expect(try await Self.code(authenticator, orphan) == "unknown_issuer")
+                #expect(fixture.keys.requests("/jwks.json") == 0)
+                // A disabled tenant's issuer routes nowhere.
+                try await tenants.pool.withConnection { try await $0.query("UPDATE tenants SET disabled_at = now() WHERE id = \(created.id)") }
+                #expect(try await Self.code(authenticator, oidc) == "unknown_issuer")
+            }
+        }
     }
 }
 
@@ -382,17 +404,21 @@ extension IssuerVerificationTests {
     /// `--user-claim`: the user is the configured claim, not `sub`; a token without it is refused.
     @Test func theConfiguredUserClaimNamesTheUser() async throws {
         let key = try await TestProvider.ec(kid: "uc")
-        try await Self.withFixture { fixture in try await fixture.run { issuers, tenants, authenticator in
-            let tenantID = try await Self.tenant(tenants, "claims")
-            try await issuers.add(tenantID: tenantID, try IssuerConfiguration(
-                issuer: "https://id.example.com", keySource: .inline(TestProvider.jwks([key])), audiences: ["habits"],
-                algorithms: [.es256], userClaim: "custom:user_id"))
-            var claims = TestProvider.claims(issuer: "https://id.example.com", audience: "habits", user: "the-sub")
-            claims["custom:user_id"] = .string("u-42")
-            let identity = try await Self.outcome(authenticator, try await TestProvider.token(claims, key: key)).get()
-            #expect(identity.userID == "u-42")
-            claims["custom:user_id"] = nil
-            #expect(try await Self.code(authenticator, try await TestProvider.token(claims, key: key)) == "token_invalid")
-        } }
+        try await Self.withFixture { fixture in
+            try await fixture.run { issuers, tenants, authenticator in
+                let tenantID = try await Self.tenant(tenants, "claims")
+                try await issuers.add(
+                    tenantID: tenantID,
+                    try IssuerConfiguration(
+                        issuer: "https://id.example.com", keySource: .inline(TestProvider.jwks([key])), audiences: ["habits"],
+                        algorithms: [.es256], userClaim: "custom:user_id"))
+                var claims = TestProvider.claims(issuer: "https://id.example.com", audience: "habits", user: "the-sub")
+                claims["custom:user_id"] = .string("u-42")
+                let identity = try await Self.outcome(authenticator, try await TestProvider.token(claims, key: key)).get()
+                #expect(identity.userID == "u-42")
+                claims["custom:user_id"] = nil
+                #expect(try await Self.code(authenticator, try await TestProvider.token(claims, key: key)) == "token_invalid")
+            }
+        }
     }
 }

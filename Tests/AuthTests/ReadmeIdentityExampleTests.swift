@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The README's "Your own identity provider" block, run as printed: `openssl` plays the
 /// provider, the real binary adds the issuer and mints, curl asks a real server.
@@ -26,7 +26,8 @@ import TestSupport
         try await RunningServer.with(database: database) { server in
             // As printed, but with this server's address for the README's localhost:8080, and a
             // line end after each answer (a terminal shows each after its own command).
-            let script = "set -e\nB=\(HabitSyncBinary.url.path)\n"
+            let script =
+                "set -e\nB=\(HabitSyncBinary.url.path)\n"
                 + commands.replacingOccurrences(of: "localhost:8080", with: server.baseURL).replacingOccurrences(of: "curl -s ", with: "curl -s -w '\\n' ") + "\n"
             let outcome = try await HabitSyncBinary.run(executable: URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: env, in: folder)
             #expect(outcome.status == 0, "\(outcome.stderr)")

@@ -3,8 +3,8 @@ import HabitSyncAuth
 import HabitSyncServer
 import HabitSyncStore
 import Logging
-import Testing
 import TestSupport
+import Testing
 
 /// The admin commands as admins run them: the real binary against a real database.
 @Suite struct TenantCommandTests {

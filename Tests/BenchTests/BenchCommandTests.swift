@@ -1,7 +1,7 @@
 import Foundation
 import ServerHarness
-import Testing
 import TestSupport
+import Testing
 
 /// `habitsync-bench --quick` on the debug build: the command keeps working end to end (its own
 /// cluster, the server as a child process, every workload) and writes every figure. The
@@ -17,8 +17,10 @@ import TestSupport
         let output = directory.appendingPathComponent("latest.json")
         let process = Process()
         process.executableURL = Self.benchBinary
-        process.arguments = ["--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path,
-                             "--output", output.path, "--quick", "--devices", "1", "4"]
+        process.arguments = [
+            "--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path,
+            "--output", output.path, "--quick", "--devices", "1", "4",
+        ]
         let table = directory.appendingPathComponent("table.txt")
         #expect(FileManager.default.createFile(atPath: table.path, contents: nil))
         process.standardOutput = try FileHandle(forWritingTo: table)
@@ -86,8 +88,10 @@ import TestSupport
     @Test func theRealtimeRunTimesEventsAcrossReplicas() async throws {
         let (status, printed, log) = try await Self.runBench(["--realtime", "--quick"])
         #expect(status == 0, "\(log)")
-        for row in ["| push ack on replica A → event on replica B, p50 (40 streams over two replicas, 20 pushes)", "| replica B RSS with 100 idle streams",
-                    "| push, 16 devices, 40 streams open"] {
+        for row in [
+            "| push ack on replica A → event on replica B, p50 (40 streams over two replicas, 20 pushes)", "| replica B RSS with 100 idle streams",
+            "| push, 16 devices, 40 streams open",
+        ] {
             #expect(printed.contains(row), "\(printed)")
         }
     }

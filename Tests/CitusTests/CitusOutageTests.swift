@@ -2,9 +2,9 @@ import EmbeddedPostgres
 import Foundation
 import HabitSyncServer
 import ServerHarness
-import Testing
 import SyncTestSupport
 import TestSupport
+import Testing
 
 /// Issue 30: one Citus worker down stops only the users whose shards it holds; the coordinator
 /// down stops everyone, and nothing acknowledged is lost either way. These tests stop nodes of
@@ -20,8 +20,9 @@ struct CitusOutageTests {
     static func node(_ action: String, _ node: String) async throws {
         let arguments = [action, String(TestPostgres.hostAndPort(node).1), CitusCluster.directory ?? ""]
         let outcome = try await onOwnThread {
-            try ChildProcess.run("scripts/citus-cluster", arguments, environment: ProcessInfo.processInfo.environment,
-                                 directory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+            try ChildProcess.run(
+                "scripts/citus-cluster", arguments, environment: ProcessInfo.processInfo.environment,
+                directory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
         }
         guard outcome.status == 0 else { throw HarnessError("citus-cluster \(action) \(node) exited \(outcome.status): \(outcome.output)") }
     }
@@ -153,7 +154,9 @@ struct CitusOutageTests {
             let ready = try await server.get("/readyz")
             let readyStatus = try ready.json()["status"] as? String
             #expect(ready.status == 200 && readyStatus == "ready", "\(ready.text)")
-            print("Citus outage: worker \(down) stopped; \(served.count) users on \(up) pushed, pulled, streamed, read their statistics and exported; \(stopped.count) on \(down) got 503 with Retry-After, then \(acknowledged.count - served.count) acknowledged after it returned; an erasure was refused whole (503) while it was down and done after; \(acknowledged.count) of \(acknowledged.count) acknowledged pushes found")
+            print(
+                "Citus outage: worker \(down) stopped; \(served.count) users on \(up) pushed, pulled, streamed, read their statistics and exported; \(stopped.count) on \(down) got 503 with Retry-After, then \(acknowledged.count - served.count) acknowledged after it returned; an erasure was refused whole (503) while it was down and done after; \(acknowledged.count) of \(acknowledged.count) acknowledged pushes found"
+            )
         }
     }
 

@@ -5,10 +5,10 @@ import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
 import ServerHarness
-import Synchronization
-import Testing
 import SyncTestSupport
+import Synchronization
 import TestSupport
+import Testing
 
 /// What only a Citus cluster can show (deploy/README.md, "Citus"): the layout `distribute`
 /// leaves, row-level security on the workers, and that one user's work touches one shard.
@@ -22,16 +22,20 @@ struct CitusTests {
         let world = try await SyncWorld.make()
         try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
-                let userTables = try await connection.query("""
+                let userTables = try await connection.query(
+                    """
                     SELECT DISTINCT (CASE WHEN c.relispartition THEN pg_partition_root(c.oid) ELSE c.oid END)::regclass::text AS name
                     FROM habitsync_user_tables() u JOIN pg_class c ON c.oid = u.relation ORDER BY 1
-                    """).rows.map { try $0.decode("name", as: String.self) }
+                    """
+                ).rows.map { try $0.decode("name", as: String.self) }
                 #expect(userTables.count >= 20, "\(userTables)")
-                let layout = try await connection.query("""
+                let layout = try await connection.query(
+                    """
                     SELECT logicalrelid::text AS name, partmethod::text AS method, colocationid,
                            CASE WHEN partmethod = 'h' THEN column_to_column_name(logicalrelid, partkey) END AS column_name
                     FROM pg_dist_partition
-                    """).rows
+                    """
+                ).rows
                 var byName: [String: (method: String, colocation: Int, column: String?)] = [:]
                 for row in layout {
                     byName[try row.decode("name")] = (try row.decode("method"), try row.decode("colocationid"), try row.decodeIfPresent("column_name"))
@@ -44,18 +48,22 @@ struct CitusTests {
                 }
                 for table in Self.referenceTables { #expect(byName[table]?.method == "n", "\(table) is a reference table") }
                 // Every monthly partition of usage_events is distributed with its parent.
-                let partitions = try await connection.query("""
+                let partitions = try await connection.query(
+                    """
                     SELECT count(*) AS n, count(d.logicalrelid) AS distributed FROM pg_inherits i
                     LEFT JOIN pg_dist_partition d ON d.logicalrelid = i.inhrelid WHERE i.inhparent = 'usage_events'::regclass
-                    """).single()
+                    """
+                ).single()
                 #expect(try partitions.decode("n", as: Int.self) > 1)
                 #expect(try partitions.decode("n", as: Int.self) == partitions.decode("distributed", as: Int.self))
                 // Every function of the schema is on the workers too.
-                let local = try await connection.query("""
+                let local = try await connection.query(
+                    """
                     SELECT p.oid::regprocedure::text AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
                     WHERE n.nspname = 'public' AND p.proname LIKE 'habitsync\\_%' AND p.prokind = 'f' AND p.proname <> 'habitsync_distribute'
                       AND NOT EXISTS (SELECT 1 FROM pg_dist_object o WHERE o.classid = 'pg_proc'::regclass AND o.objid = p.oid)
-                    """).rows.map { try $0.decode("name", as: String.self) }
+                    """
+                ).rows.map { try $0.decode("name", as: String.self) }
                 #expect(local.isEmpty, "functions only on the coordinator: \(local)")
             }
             // A second run finds nothing to do.
@@ -114,8 +122,9 @@ struct CitusTests {
         let world = try await SyncWorld.make()
         let received = Mutex<[PGNotice]>([])
         let sink = PGNoticeSink { notice in received.withLock { $0.append(notice) } }
-        let connection = ServerConfiguration.requestConnection(connectionString: world.database.connectionString, role: "habitsync_app",
-                                                               distributed: true, notices: sink)
+        let connection = ServerConfiguration.requestConnection(
+            connectionString: world.database.connectionString, role: "habitsync_app",
+            distributed: true, notices: sink)
         try await PGPool.withPool(.init(connection: connection, maximumConnections: 1), logger: TestPostgres.logger) { pool in
             // Tenant-wide and one user's: both read every shard, on both workers.
             for user in [nil, "alice"] as [String?] {
@@ -160,8 +169,9 @@ struct CitusTests {
     static func remoteCommands<T: Sendable>(on world: SyncWorld, _ body: (PGPool) async throws -> T) async throws -> (T, RemoteCommands) {
         let received = Mutex<[PGNotice]>([])
         let sink = PGNoticeSink { notice in received.withLock { $0.append(notice) } }
-        var connection = ServerConfiguration.requestConnection(connectionString: world.database.connectionString, role: "habitsync_app",
-                                                               distributed: true, notices: sink)
+        var connection = ServerConfiguration.requestConnection(
+            connectionString: world.database.connectionString, role: "habitsync_app",
+            distributed: true, notices: sink)
         connection.sessionSettings["citus.log_remote_commands"] = "on"
         connection.sessionSettings["client_min_messages"] = "log"
         let value = try await PGPool.withPool(.init(connection: connection, maximumConnections: 1), logger: TestPostgres.logger) { pool in
@@ -172,8 +182,12 @@ struct CitusTests {
         }
         let issued = received.withLock { $0 }.filter { $0.message.hasPrefix("issuing ") }
             .map { String($0.message.prefix(160)) + " " + ($0.detail ?? "") }
-        return (value, RemoteCommands(nodes: Set(issued.compactMap(RemoteCommands.node(of:))),
-                                      twoPhase: issued.contains { $0.contains("PREPARE TRANSACTION") }, commands: issued))
+        return (
+            value,
+            RemoteCommands(
+                nodes: Set(issued.compactMap(RemoteCommands.node(of:))),
+                twoPhase: issued.contains { $0.contains("PREPARE TRANSACTION") }, commands: issued)
+        )
     }
 
     /// A user's first push: a habit (goal 1) and the settings.
@@ -203,10 +217,12 @@ struct CitusTests {
     static func worker(of user: String, in world: SyncWorld) async throws -> String {
         try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT n.nodename || ':' || n.nodeport AS node FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
                     WHERE p.shardid = get_shard_id_for_distribution_column('users', \(user))
-                    """).single().decode("node", as: String.self)
+                    """
+                ).single().decode("node", as: String.self)
             }
         }
     }
@@ -259,8 +275,13 @@ struct CitusTests {
         #expect(markerEnds != nil, "the marker's two-phase commit: \(erasure.commands.joined(separator: "\n"))")
         let deletion = Array(erasure.commands[((markerEnds ?? -1) + 1)...])
         #expect(deletion.contains { $0.contains("DELETE") }, "\(erasure.commands.joined(separator: "\n"))")
-        report.append(("erasure after its marker", RemoteCommands(nodes: Set(deletion.compactMap(RemoteCommands.node(of:))),
-                                                                   twoPhase: deletion.contains { $0.contains("PREPARE TRANSACTION") }, commands: deletion)))
+        report.append(
+            (
+                "erasure after its marker",
+                RemoteCommands(
+                    nodes: Set(deletion.compactMap(RemoteCommands.node(of:))),
+                    twoPhase: deletion.contains { $0.contains("PREPARE TRANSACTION") }, commands: deletion)
+            ))
         for (name, commands) in report {
             print("Citus: \(name): workers \(commands.nodes.sorted()), two-phase commit \(commands.twoPhase), \(commands.commands.count) remote commands")
             #expect(commands.nodes == [home], "\(name): \(commands.commands.joined(separator: "\n"))")
@@ -282,8 +303,9 @@ struct CitusTests {
             let changes = Self.everyCollectionBatch(habit: habit)
             let results = try await StorePush.results(changes, through: push, as: identity)
             #expect(results.filter { $0["status"] as? String == "applied" }.count == changes.count - 1, "\(results)")
-            _ = try await pull.pull(identity: identity, after: nil, limit: 500, collections: SyncCollection.allCases,
-                                    now: Date().addingTimeInterval(3 * 86_400))  // a later day: the pull recomputes
+            _ = try await pull.pull(
+                identity: identity, after: nil, limit: 500, collections: SyncCollection.allCases,
+                now: Date().addingTimeInterval(3 * 86_400))  // a later day: the pull recomputes
             return pool.roundTrips.stopRecording()
         }
         #expect(statements.count > 20)
@@ -363,17 +385,21 @@ struct CitusTests {
         #expect(distributed.status == 0, "\(distributed.stderr)")
         print("CitusTests: distribute on a populated database:\n\(distributed.stdout)")
         let after = try await Self.digests(world)
-        #expect(after == before, "rows changed: \(Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted().map { "\($0): \(String(describing: before[$0])) → \(String(describing: after[$0]))" })")
+        #expect(
+            after == before,
+            "rows changed: \(Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted().map { "\($0): \(String(describing: before[$0])) → \(String(describing: after[$0]))" })")
         try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
                 // Nothing is left undistributed (but the coordinator's migration history), and
                 // the coordinator's local copies are empty.
-                let local = try await connection.query("""
+                let local = try await connection.query(
+                    """
                     SELECT c.oid::regclass::text AS name, pg_relation_size(c.oid) AS bytes,
                            EXISTS (SELECT 1 FROM pg_dist_partition d WHERE d.logicalrelid = c.oid) AS distributed
                     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                     WHERE n.nspname IN ('public', 'archive') AND c.relkind = 'r' AND c.relname <> 'habitsync_schema_migrations'
-                    """).rows
+                    """
+                ).rows
                 for row in local {
                     let name = try row.decode("name", as: String.self)
                     #expect(try row.decode("distributed", as: Bool.self), "\(name) is not distributed")
@@ -381,10 +407,12 @@ struct CitusTests {
                 }
                 #expect(local.count > 20)
                 // The triggers are back, on the shards too.
-                let triggers = try await connection.query("""
+                let triggers = try await connection.query(
+                    """
                     SELECT count(*) AS n FROM run_command_on_shards('xp_transactions',
                         $$SELECT count(*) FROM pg_trigger WHERE tgrelid = '%s'::regclass AND NOT tgisinternal$$) WHERE result::int > 0
-                    """).single().decode("n", as: Int.self)
+                    """
+                ).single().decode("n", as: Int.self)
                 #expect(triggers == TestPostgres.citusShardCount)
             }
         }
@@ -444,8 +472,10 @@ struct CitusTests {
                             if flags.finished.load(ordering: .acquiring) { after += 1 }
                             var changes = [Wire.change("habits", habit, at: Wire.at(Double(mine.pushes)), record: Wire.habit(name: "Edit \(mine.pushes)"))]
                             for _ in 0..<8 {
-                                changes.append(Wire.change(["usageEvents", "xpTransactions"][changes.count % 2], UUID(), at: Wire.at(0),
-                                                           record: changes.count % 2 == 0 ? Wire.usageEvent() : Wire.xp(amount: 3)))
+                                changes.append(
+                                    Wire.change(
+                                        ["usageEvents", "xpTransactions"][changes.count % 2], UUID(), at: Wire.at(0),
+                                        record: changes.count % 2 == 0 ? Wire.usageEvent() : Wire.xp(amount: 3)))
                             }
                             let batch = UUID()
                             var attempts = 0
@@ -499,7 +529,9 @@ struct CitusTests {
                 return (all, moved, seconds)
             }
         }
-        print("CitusTests: a worker added and \(moved) shards moved to it with block_writes in \(String(format: "%.1f", seconds)) s; \(pushed.pushes) batches pushed and applied; \(pushed.duringMove) answers came during the move; \(pushed.unavailable) answers were 503, each batch applied on its retry")
+        print(
+            "CitusTests: a worker added and \(moved) shards moved to it with block_writes in \(String(format: "%.1f", seconds)) s; \(pushed.pushes) batches pushed and applied; \(pushed.duringMove) answers came during the move; \(pushed.unavailable) answers were 503, each batch applied on its retry"
+        )
         #expect(moved > 0, "no shard moved to the new worker")
         #expect(pushed.other.isEmpty, "answers other than 200 and 503: \(pushed.other)")
         for user in users {
@@ -527,14 +559,16 @@ struct CitusTests {
     static func digests(_ world: SyncWorld) async throws -> [String: TableDigest] {
         try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
-                let tables = try await connection.query("""
+                let tables = try await connection.query(
+                    """
                     SELECT n.nspname || '.' || c.relname AS name, c.oid::regclass::text AS relation
                     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                     WHERE n.nspname IN ('public', 'archive') AND c.relkind IN ('r', 'p') AND NOT c.relispartition
                       AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname IN ('tenant_id', 'user_id') AND NOT a.attisdropped)
                        OR c.relname = 'tenants' AND n.nspname = 'public'
                     ORDER BY 1
-                    """).rows
+                    """
+                ).rows
                 var digests: [String: TableDigest] = [:]
                 for table in tables {
                     let relation = try table.decode("relation", as: String.self)

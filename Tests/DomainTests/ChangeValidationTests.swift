@@ -96,8 +96,10 @@ import Testing
             if let end { record["endTime"] = .string(end) }
             return record
         }
-        for (state, end, valid) in [("active", nil, true), ("paused", nil, true), ("active", "2026-11-20T08:10:00Z", false), ("completed", nil, false),
-                                    ("completed", "2026-11-20T08:10:00Z", true), ("abandoned", "2026-11-20T07:00:00Z", false)] as [(String, String?, Bool)] {
+        for (state, end, valid) in [
+            ("active", nil, true), ("paused", nil, true), ("active", "2026-11-20T08:10:00Z", false), ("completed", nil, false),
+            ("completed", "2026-11-20T08:10:00Z", true), ("abandoned", "2026-11-20T07:00:00Z", false),
+        ] as [(String, String?, Bool)] {
             let result = try? validate(Self.change("focusSessions", record: session(state, end: end))).get()
             #expect((result != nil) == valid, "\(state) end \(end ?? "nil")")
         }

@@ -1,7 +1,7 @@
 import Foundation
 import HabitSyncDomain
-import Testing
 import SeededRandom
+import Testing
 
 @Suite struct DerivedStateTests {
     static func day(_ text: String) -> LocalDate { LocalDate(text)! }
@@ -16,8 +16,10 @@ import SeededRandom
 
     // MARK: - Calendar
 
-    @Test(arguments: [("2026-11-20", Weekday.friday), ("2024-02-29", .thursday), ("1970-01-01", .thursday), ("2000-01-01", .saturday),
-                      ("2026-11-22", .sunday), ("1969-12-31", .wednesday), ("2026-03-08", .sunday)])
+    @Test(arguments: [
+        ("2026-11-20", Weekday.friday), ("2024-02-29", .thursday), ("1970-01-01", .thursday), ("2000-01-01", .saturday),
+        ("2026-11-22", .sunday), ("1969-12-31", .wednesday), ("2026-03-08", .sunday),
+    ])
     func weekdaysOfKnownDates(_ date: String, _ weekday: Weekday) {
         #expect(Self.day(date).weekday == weekday)
     }
@@ -25,7 +27,7 @@ import SeededRandom
     @Test func instantsBecomeTheUsersCalendarDay() {
         let instant = WireTime.parse("2026-11-20T11:30:00Z")!
         #expect(LocalDate(instant, in: TimeZone(identifier: "Pacific/Kiritimati")!) == Self.day("2026-11-21"))  // UTC+14
-        #expect(LocalDate(instant, in: TimeZone(identifier: "Pacific/Pago_Pago")!) == Self.day("2026-11-20"))   // UTC−11
+        #expect(LocalDate(instant, in: TimeZone(identifier: "Pacific/Pago_Pago")!) == Self.day("2026-11-20"))  // UTC−11
         #expect(LocalDate(WireTime.parse("2026-11-20T10:30:00Z")!, in: TimeZone(identifier: "Pacific/Kiritimati")!) == Self.day("2026-11-21"))
         #expect(LocalDate(WireTime.parse("2026-11-20T10:30:00Z")!, in: TimeZone(identifier: "Pacific/Pago_Pago")!) == Self.day("2026-11-19"))
         // Across the DST change in New York (2026-03-08 02:00 → 03:00).
@@ -78,54 +80,78 @@ import SeededRandom
     }
 
     static let streakCases: [StreakCase] = [
-        StreakCase(name: "a missed day with no record breaks (erratum 3)", habits: {
-            let h = habit()
-            return ([h], [done(h, "2026-11-01"), done(h, "2026-11-02"), done(h, "2026-11-04"), done(h, "2026-11-05")])
-        }, today: "2026-11-05", current: 2, longest: 2, total: 4),
-        StreakCase(name: "rest days between complete days do not break (erratum 3)", habits: {
-            let h = habit(.specificWeekdays([.monday, .wednesday, .friday]), start: "2026-11-02")
-            return ([h], [done(h, "2026-11-02"), done(h, "2026-11-04"), done(h, "2026-11-06")])
-        }, today: "2026-11-08", current: 3, longest: 3, total: 3),
-        StreakCase(name: "today incomplete does not break yet", habits: {
-            let h = habit()
-            return ([h], [done(h, "2026-11-01"), done(h, "2026-11-02")])
-        }, today: "2026-11-03", current: 2, longest: 2, total: 2),
-        StreakCase(name: "yesterday incomplete breaks", habits: {
-            let h = habit()
-            return ([h], [done(h, "2026-11-01"), done(h, "2026-11-02")])
-        }, today: "2026-11-04", current: 0, longest: 2, total: 2),
-        StreakCase(name: "everyNDays counts only its due days", habits: {
-            let h = habit(.everyNDays(2))
-            return ([h], [done(h, "2026-11-01"), done(h, "2026-11-03"), done(h, "2026-11-05")])
-        }, today: "2026-11-06", current: 3, longest: 3, total: 3),
-        StreakCase(name: "frequency habits count where completed, and nothing due is rest", habits: {
-            let h = habit(.frequencyWeekly(3))
-            return ([h], [done(h, "2026-11-01"), done(h, "2026-11-04")])
-        }, today: "2026-11-06", current: 2, longest: 2, total: 2),
-        StreakCase(name: "all due fixed habits must be complete", habits: {
-            let a = habit(), b = habit()
-            return ([a, b], [done(a, "2026-11-01"), done(b, "2026-11-01"), done(a, "2026-11-02")])
-        }, today: "2026-11-03", current: 0, longest: 1, total: 1),
-        StreakCase(name: "a skip is neutral", habits: {
-            let h = habit()
-            return ([h], [done(h, "2026-11-01"), done(h, "2026-11-02", skipped: true), done(h, "2026-11-03")])
-        }, today: "2026-11-03", current: 2, longest: 2, total: 2),
-        StreakCase(name: "breaking habits over their ceiling break", habits: {
-            let h = habit(type: "breaking")
-            return ([h], [done(h, "2026-11-01", count: 1, goal: 2), done(h, "2026-11-02", count: 5, goal: 2), done(h, "2026-11-03", count: 0, goal: 2)])
-        }, today: "2026-11-03", current: 1, longest: 1, total: 2),
-        StreakCase(name: "a habit that ended stops being due", habits: {
-            let h = habit(end: "2026-11-02")
-            return ([h], [done(h, "2026-11-01"), done(h, "2026-11-02")])
-        }, today: "2026-11-06", current: 2, longest: 2, total: 2),
-        StreakCase(name: "progress outside the habit's range never counts", habits: {
-            let h = habit(start: "2026-11-03")
-            return ([h], [done(h, "2026-11-01"), done(h, "2026-11-02"), done(h, "2026-11-03")])
-        }, today: "2026-11-03", current: 1, longest: 1, total: 1),
-        StreakCase(name: "deleted habits do not count", habits: {
-            let h = habit(deleted: true)
-            return ([h], [done(h, "2026-11-01")])
-        }, today: "2026-11-03", current: 0, longest: 0, total: 0),
+        StreakCase(
+            name: "a missed day with no record breaks (erratum 3)",
+            habits: {
+                let h = habit()
+                return ([h], [done(h, "2026-11-01"), done(h, "2026-11-02"), done(h, "2026-11-04"), done(h, "2026-11-05")])
+            }, today: "2026-11-05", current: 2, longest: 2, total: 4),
+        StreakCase(
+            name: "rest days between complete days do not break (erratum 3)",
+            habits: {
+                let h = habit(.specificWeekdays([.monday, .wednesday, .friday]), start: "2026-11-02")
+                return ([h], [done(h, "2026-11-02"), done(h, "2026-11-04"), done(h, "2026-11-06")])
+            }, today: "2026-11-08", current: 3, longest: 3, total: 3),
+        StreakCase(
+            name: "today incomplete does not break yet",
+            habits: {
+                let h = habit()
+                return ([h], [done(h, "2026-11-01"), done(h, "2026-11-02")])
+            }, today: "2026-11-03", current: 2, longest: 2, total: 2),
+        StreakCase(
+            name: "yesterday incomplete breaks",
+            habits: {
+                let h = habit()
+                return ([h], [done(h, "2026-11-01"), done(h, "2026-11-02")])
+            }, today: "2026-11-04", current: 0, longest: 2, total: 2),
+        StreakCase(
+            name: "everyNDays counts only its due days",
+            habits: {
+                let h = habit(.everyNDays(2))
+                return ([h], [done(h, "2026-11-01"), done(h, "2026-11-03"), done(h, "2026-11-05")])
+            }, today: "2026-11-06", current: 3, longest: 3, total: 3),
+        StreakCase(
+            name: "frequency habits count where completed, and nothing due is rest",
+            habits: {
+                let h = habit(.frequencyWeekly(3))
+                return ([h], [done(h, "2026-11-01"), done(h, "2026-11-04")])
+            }, today: "2026-11-06", current: 2, longest: 2, total: 2),
+        StreakCase(
+            name: "all due fixed habits must be complete",
+            habits: {
+                let a = habit(), b = habit()
+                return ([a, b], [done(a, "2026-11-01"), done(b, "2026-11-01"), done(a, "2026-11-02")])
+            }, today: "2026-11-03", current: 0, longest: 1, total: 1),
+        StreakCase(
+            name: "a skip is neutral",
+            habits: {
+                let h = habit()
+                return ([h], [done(h, "2026-11-01"), done(h, "2026-11-02", skipped: true), done(h, "2026-11-03")])
+            }, today: "2026-11-03", current: 2, longest: 2, total: 2),
+        StreakCase(
+            name: "breaking habits over their ceiling break",
+            habits: {
+                let h = habit(type: "breaking")
+                return ([h], [done(h, "2026-11-01", count: 1, goal: 2), done(h, "2026-11-02", count: 5, goal: 2), done(h, "2026-11-03", count: 0, goal: 2)])
+            }, today: "2026-11-03", current: 1, longest: 1, total: 2),
+        StreakCase(
+            name: "a habit that ended stops being due",
+            habits: {
+                let h = habit(end: "2026-11-02")
+                return ([h], [done(h, "2026-11-01"), done(h, "2026-11-02")])
+            }, today: "2026-11-06", current: 2, longest: 2, total: 2),
+        StreakCase(
+            name: "progress outside the habit's range never counts",
+            habits: {
+                let h = habit(start: "2026-11-03")
+                return ([h], [done(h, "2026-11-01"), done(h, "2026-11-02"), done(h, "2026-11-03")])
+            }, today: "2026-11-03", current: 1, longest: 1, total: 1),
+        StreakCase(
+            name: "deleted habits do not count",
+            habits: {
+                let h = habit(deleted: true)
+                return ([h], [done(h, "2026-11-01")])
+            }, today: "2026-11-03", current: 0, longest: 0, total: 0),
     ]
 
     @Test(arguments: streakCases)
@@ -155,8 +181,8 @@ import SeededRandom
         let records = (10...19).map { Self.done(h, String(format: "2026-11-%02d", $0)) }
         let classifier = DayClassifier(habits: [h], records: records)
         let instant = WireTime.parse("2026-11-20T11:30:00Z")!
-        let east = LocalDate(instant, in: TimeZone(identifier: "Pacific/Kiritimati")!)   // UTC+14: already the 21st
-        let west = LocalDate(instant, in: TimeZone(identifier: "Pacific/Pago_Pago")!)    // UTC−11: still the 20th
+        let east = LocalDate(instant, in: TimeZone(identifier: "Pacific/Kiritimati")!)  // UTC+14: already the 21st
+        let west = LocalDate(instant, in: TimeZone(identifier: "Pacific/Pago_Pago")!)  // UTC−11: still the 20th
         #expect(east == Self.day("2026-11-21"))
         #expect(west == Self.day("2026-11-20"))
         // West: today (20th) pending, run of 10 intact. East: the 20th is a missed past day.
@@ -220,10 +246,11 @@ import SeededRandom
         func session(_ state: String, _ end: String?, _ duration: Double = 1500) -> FocusSessionRecord {
             FocusSessionRecord(startTime: WireTime.parse("2026-11-01T00:00:00Z")!, endTime: end.flatMap { WireTime.parse($0) }, state: state, duration: duration, pausedDuration: 0, createdAt: Date())
         }
-        let stats = ForestStats.compute([
-            session("completed", "2026-11-18T10:00:00Z"), session("completed", "2026-11-19T10:00:00Z"), session("completed", "2026-11-20T10:00:00Z", 600),
-            session("abandoned", "2026-11-20T11:00:00Z", 100), session("active", nil, 50),
-        ], today: Self.day("2026-11-20"), timeZone: utc)
+        let stats = ForestStats.compute(
+            [
+                session("completed", "2026-11-18T10:00:00Z"), session("completed", "2026-11-19T10:00:00Z"), session("completed", "2026-11-20T10:00:00Z", 600),
+                session("abandoned", "2026-11-20T11:00:00Z", 100), session("active", nil, 50),
+            ], today: Self.day("2026-11-20"), timeZone: utc)
         #expect(stats.totalTrees == 3)
         #expect(stats.totalFocusTime == 3600)
         #expect(stats.todaysTrees == 1)
@@ -237,11 +264,16 @@ import SeededRandom
     @Test func usageStatisticsAndTheUsageStreak() {
         let utc = TimeZone(identifier: "UTC")!
         func event(_ type: String, _ at: String, pause: Double) -> UsageEventRecord {
-            try! UsageEventRecord(["eventType": .string(type), "timestamp": .string(at), "pauseDuration": .number(pause), "timerDuration": .number(3600),
-                                   "targetAppName": .string("App")], context: .standalone())
+            try! UsageEventRecord(
+                [
+                    "eventType": .string(type), "timestamp": .string(at), "pauseDuration": .number(pause), "timerDuration": .number(3600),
+                    "targetAppName": .string("App"),
+                ], context: .standalone())
         }
-        let events = [event("exit_to_focus", "2026-11-19T08:00:00Z", pause: 1800), event("exit_to_focus", "2026-11-18T08:00:00Z", pause: 1800),
-                      event("proceed_to_app", "2026-11-19T09:00:00Z", pause: 0), event("deepen_pause", "2026-11-19T09:05:00Z", pause: 30)]
+        let events = [
+            event("exit_to_focus", "2026-11-19T08:00:00Z", pause: 1800), event("exit_to_focus", "2026-11-18T08:00:00Z", pause: 1800),
+            event("proceed_to_app", "2026-11-19T09:00:00Z", pause: 0), event("deepen_pause", "2026-11-19T09:05:00Z", pause: 30),
+        ]
         let stats = UsageStatistics.compute(events, today: Self.day("2026-11-20"), timeZone: utc)
         #expect(stats.hoursReclaimed == 1)
         #expect(stats.totalConsciousExits == 2)
@@ -264,15 +296,18 @@ import SeededRandom
         for _ in 0..<300 {
             let today = Self.day("2026-11-20").adding(days: Int.random(in: -5...5, using: &generator))
             let habits = (0..<Int.random(in: 1...4, using: &generator)).map { _ in
-                Self.habit(schedules.randomElement(using: &generator)!, type: Bool.random(using: &generator) ? "formation" : "breaking",
-                           start: Self.day("2026-10-01").adding(days: Int.random(in: 0...30, using: &generator)).description)
+                Self.habit(
+                    schedules.randomElement(using: &generator)!, type: Bool.random(using: &generator) ? "formation" : "breaking",
+                    start: Self.day("2026-10-01").adding(days: Int.random(in: 0...30, using: &generator)).description)
             }
             var records: [DayRecord] = []
             for habit in habits {
                 for offset in 0..<60 where Int.random(in: 0..<3, using: &generator) > 0 {
                     let date = Self.day("2026-10-01").adding(days: offset)
-                    records.append(DayRecord(habitID: habit.id, date: date, progressCount: Int.random(in: 0...4, using: &generator), goalCount: 2,
-                                             skipped: Int.random(in: 0..<15, using: &generator) == 0))
+                    records.append(
+                        DayRecord(
+                            habitID: habit.id, date: date, progressCount: Int.random(in: 0...4, using: &generator), goalCount: 2,
+                            skipped: Int.random(in: 0..<15, using: &generator) == 0))
                 }
             }
             // Now and then a second record for a day already recorded: the later one counts.

@@ -114,8 +114,9 @@ import Testing
                     // Replaced by a later write once stored (not a conflict: a newer edit), or at
                     // the same key (one device, one millisecond, which its clock rule prevents).
                     let replacedLater = stored.map { key <= $0.at } ?? false
-                    #expect(survived || sameValue || reported.contains("\(change.index)/\(field)") || replacedLater,
-                            "change \(change.index) field \(field): \(outcome), stored \(String(describing: stored))")
+                    #expect(
+                        survived || sameValue || reported.contains("\(change.index)/\(field)") || replacedLater,
+                        "change \(change.index) field \(field): \(outcome), stored \(String(describing: stored))")
                 }
             }
         }

@@ -1,7 +1,7 @@
 import Foundation
 import HabitSyncDomain
-import Testing
 import SeededRandom
+import Testing
 
 @Suite struct JSONParserTests {
     @Test(arguments: [
@@ -13,8 +13,10 @@ import SeededRandom
         #expect(try JSONParser.parse(Data(text.utf8)) == reference)
     }
 
-    @Test(arguments: ["", "{", "[1,]", "{\"a\":}", "{\"a\" 1}", "01", "1.", ".5", "+1", "tru", "nul", "\"unterminated", "\"bad \\x escape\"",
-                      "\"\\ud800 lone surrogate\"", "[1] [2]", "{\"a\":1,}", "\"control \u{01} char\"", "1e", "NaN", "Infinity"])
+    @Test(arguments: [
+        "", "{", "[1,]", "{\"a\":}", "{\"a\" 1}", "01", "1.", ".5", "+1", "tru", "nul", "\"unterminated", "\"bad \\x escape\"",
+        "\"\\ud800 lone surrogate\"", "[1] [2]", "{\"a\":1,}", "\"control \u{01} char\"", "1e", "NaN", "Infinity",
+    ])
     func rejectsMalformedJSON(_ text: String) {
         #expect(throws: JSONParser.SyntaxError.self) { try JSONParser.parse(Data(text.utf8)) }
     }

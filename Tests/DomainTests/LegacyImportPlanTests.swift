@@ -9,13 +9,14 @@ import Testing
 
     static func fixture(_ name: String) throws -> Data { try Data(contentsOf: fixtures.appendingPathComponent(name)) }
 
-    @Test(arguments: [
-        ("5 times everyday", 5, "times", "everyday"), ("1 time on every 2 days", 1, "times", "every 2 days"),
-        ("2 cups on every monday, every friday", 2, "cups", "every monday, every friday"), ("1 time per everyday", 1, "times", "everyday"),
-        ("30 minutes", 30, "minutes", nil), ("  10 Pages Daily ", 10, "pages", "daily"), ("read", 1, "read", nil),
-        ("3 glasses a day", 3, "glasses", "a day"), ("2 times twice a week", 2, "times", "twice a week"),
-        ("20 minutes every monday and friday", 20, "minutes", "every monday and friday"),
-    ] as [(String, Int, String, String?)])
+    @Test(
+        arguments: [
+            ("5 times everyday", 5, "times", "everyday"), ("1 time on every 2 days", 1, "times", "every 2 days"),
+            ("2 cups on every monday, every friday", 2, "cups", "every monday, every friday"), ("1 time per everyday", 1, "times", "everyday"),
+            ("30 minutes", 30, "minutes", nil), ("  10 Pages Daily ", 10, "pages", "daily"), ("read", 1, "read", nil),
+            ("3 glasses a day", 3, "glasses", "a day"), ("2 times twice a week", 2, "times", "twice a week"),
+            ("20 minutes every monday and friday", 20, "minutes", "every monday and friday"),
+        ] as [(String, Int, String, String?)])
     func goalGrammar(_ text: String, _ count: Int, _ unit: String, _ frequency: String?) throws {
         let goal = try #require(LegacyGoal.parse(text))
         #expect(goal.count == count)
@@ -92,7 +93,8 @@ import Testing
     }
 
     static func envelope(_ habit: String, encoding: String = "iso8601") -> Data {
-        Data("""
+        Data(
+            """
             {"format":"habitto.legacy-habits","formatVersion":1,"source":{"dateEncoding":"\(encoding)"},"userTimeZone":"UTC","habits":[\(habit)]}
             """.utf8)
     }

@@ -98,7 +98,8 @@ import Testing
             var fields: [String: JSONValue] = [:]
             for name in fieldNames where Bool.random(using: &generator) {
                 // Look-alike strings too: different bytes, one Swift value.
-                fields[name] = [.string("caf\u{E9}"), .string("cafe\u{301}"), .number(Double(Int.random(in: 1...3, using: &generator))), .null, .bool(true)]
+                fields[name] =
+                    [.string("caf\u{E9}"), .string("cafe\u{301}"), .number(Double(Int.random(in: 1...3, using: &generator))), .null, .bool(true)]
                     .randomElement(using: &generator) ?? .null
             }
             return (fields, key(&generator))

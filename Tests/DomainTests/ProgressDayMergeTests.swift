@@ -45,8 +45,9 @@ import Testing
             if let setting = merge.countSetting { additions = additions.filter { setting.at < $0.value.at } }
             count = counter.count
             if let fields = merge.fieldsFrom?.record { record = fields }
-            stored = .init(record: record, timestamps: merge.timestamps ?? stored?.timestamps ?? record?.timestamps ?? [], key: key,
-                           deleted: merge.deleted, countSetting: merge.countSetting)
+            stored = .init(
+                record: record, timestamps: merge.timestamps ?? stored?.timestamps ?? record?.timestamps ?? [], key: key,
+                deleted: merge.deleted, countSetting: merge.countSetting)
             return merge.outcomes
         }
     }

@@ -8,8 +8,10 @@ import Testing
     static let now = ChangeValidationTests.now
     static let context = ValidationContext.standalone(now: now)
 
-    static func change(_ collection: String, id: UUID = UUID(), op: String = "upsert", at updatedAt: String = "2026-11-20T08:00:00.000Z",
-                       record: [String: JSONValue]?) -> [String: JSONValue] {
+    static func change(
+        _ collection: String, id: UUID = UUID(), op: String = "upsert", at updatedAt: String = "2026-11-20T08:00:00.000Z",
+        record: [String: JSONValue]?
+    ) -> [String: JSONValue] {
         var fields: [String: JSONValue] = ["collection": .string(collection), "op": .string(op), "id": .string(id.uuidString), "updatedAt": .string(updatedAt)]
         if let record { fields["record"] = .object(record) }
         return fields
@@ -27,12 +29,12 @@ import Testing
         let habit = UUID()
         let progress: [String: JSONValue] = ["habitId": .string(habit.uuidString), "date": .string("2026-11-20"), "progressCount": .number(1), "goalCount": .number(1)]
         let batch: [[String: JSONValue]] = [
-            Self.change("dailyProgress", record: progress),                     // 0
-            Self.change("usageEvents", record: Self.event("exit_to_focus")),    // 1
-            Self.change("habits", id: habit, record: ChangeValidationTests.habit), // 2
-            Self.change("globalStreak", record: [:]),                           // 3: derived
-            Self.change("dailyProgress", record: progress),                     // 4
-            ["collection": .string("habits")],                                  // 5: no op
+            Self.change("dailyProgress", record: progress),  // 0
+            Self.change("usageEvents", record: Self.event("exit_to_focus")),  // 1
+            Self.change("habits", id: habit, record: ChangeValidationTests.habit),  // 2
+            Self.change("globalStreak", record: [:]),  // 3: derived
+            Self.change("dailyProgress", record: progress),  // 4
+            ["collection": .string("habits")],  // 5: no op
         ]
         let plan = PushPlan(batch, context: Self.context)
         #expect(plan.steps.map(\.collection) == [.habits, .dailyProgress, .usageEvents])
@@ -57,13 +59,13 @@ import Testing
     @Test func theGreatestUpdatedAtWinsEachRecordAndATieGoesToTheLaterChange() throws {
         let a = UUID(), b = UUID()
         let batch = [
-            Self.change("habits", id: a, at: "2026-11-20T08:00:00.002Z", record: ChangeValidationTests.habit), // 0
-            Self.change("habits", id: a, at: "2026-11-20T08:00:00.001Z", record: ChangeValidationTests.habit), // 1: older
-            Self.change("habits", id: b, at: "2026-11-20T08:00:00.005Z", record: ChangeValidationTests.habit), // 2
-            Self.change("habits", id: b, op: "delete", at: "2026-11-20T08:00:00.005Z", record: nil),           // 3: tie, later
+            Self.change("habits", id: a, at: "2026-11-20T08:00:00.002Z", record: ChangeValidationTests.habit),  // 0
+            Self.change("habits", id: a, at: "2026-11-20T08:00:00.001Z", record: ChangeValidationTests.habit),  // 1: older
+            Self.change("habits", id: b, at: "2026-11-20T08:00:00.005Z", record: ChangeValidationTests.habit),  // 2
+            Self.change("habits", id: b, op: "delete", at: "2026-11-20T08:00:00.005Z", record: nil),  // 3: tie, later
             // Sub-millisecond differences do not count: keys compare to the millisecond, so this ties with 0 and, later, wins.
-            Self.change("habits", id: a, at: "2026-11-20T08:00:00.0015Z", record: ChangeValidationTests.habit), // 4
-            Self.change("habits", id: a, at: "2026-11-20T08:00:00.0021Z", record: ChangeValidationTests.habit), // 5
+            Self.change("habits", id: a, at: "2026-11-20T08:00:00.0015Z", record: ChangeValidationTests.habit),  // 4
+            Self.change("habits", id: a, at: "2026-11-20T08:00:00.0021Z", record: ChangeValidationTests.habit),  // 5
         ]
         let changes = try #require(PushPlan(batch, context: Self.context).steps.first?.changes)
         #expect(changes.count == 6)
@@ -81,7 +83,7 @@ import Testing
         let batch = [
             Self.change("usageEvents", id: a, record: Self.event("exit_to_focus")),  // 0
             Self.change("usageEvents", id: a, record: Self.event("exit_to_focus")),  // 1: the same again
-            Self.change("usageEvents", id: a, record: Self.event("deepen_pause")),   // 2: other content
+            Self.change("usageEvents", id: a, record: Self.event("deepen_pause")),  // 2: other content
             Self.change("usageEvents", id: b, record: Self.event("exit_to_focus")),  // 3
         ]
         let changes = try #require(PushPlan(batch, context: Self.context).steps.first?.changes)

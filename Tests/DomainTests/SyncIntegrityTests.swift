@@ -6,9 +6,11 @@ import Testing
 @Suite struct SyncIntegrityTests {
     @Test func md5TermsFollowRFC1321() {
         // RFC 1321's test suite, through the digest's term (its first 8 bytes).
-        let vectors = ["": "d41d8cd98f00b204", "a": "0cc175b9c0f1b6a8", "abc": "900150983cd24fb0", "message digest": "f96b697d7cb7938d",
-                       "abcdefghijklmnopqrstuvwxyz": "c3fcd3d76192e400",
-                       "12345678901234567890123456789012345678901234567890123456789012345678901234567890": "57edf4a22be3c955"]
+        let vectors = [
+            "": "d41d8cd98f00b204", "a": "0cc175b9c0f1b6a8", "abc": "900150983cd24fb0", "message digest": "f96b697d7cb7938d",
+            "abcdefghijklmnopqrstuvwxyz": "c3fcd3d76192e400",
+            "12345678901234567890123456789012345678901234567890123456789012345678901234567890": "57edf4a22be3c955",
+        ]
         for (message, prefix) in vectors {
             #expect(RecordDigest.md5Prefix(Array(message.utf8)) == UInt64(prefix, radix: 16), "\(message)")
         }
@@ -35,8 +37,10 @@ import Testing
         #expect(missing != forward && otherVersion != forward)
     }
 
-    @Test(arguments: ["", "0123456789abcde", "0123456789ABCDEF", "0123456789abcdef.", "0123456789abcdef.0123456789abcdeg",
-                      "0123456789abcdef.0123456789abcdef.0123456789abcdef", "0123456789abcdef\n", "０123456789abcdef"])
+    @Test(arguments: [
+        "", "0123456789abcde", "0123456789ABCDEF", "0123456789abcdef.", "0123456789abcdef.0123456789abcdeg",
+        "0123456789abcdef.0123456789abcdef.0123456789abcdef", "0123456789abcdef\n", "０123456789abcdef",
+    ])
     func malformedEpochsAreRefused(text: String) {
         #expect(SyncEpoch(text) == nil)
     }
@@ -53,16 +57,21 @@ import Testing
         let current = SyncEpoch(database: db, account: account)
         #expect(EpochCheck.verdict(device: current, seenVersion: 11, server: server) == nil)
         #expect(EpochCheck.verdict(device: nil, seenVersion: nil, server: server) == nil)
-        #expect(EpochCheck.verdict(device: SyncEpoch(database: db, account: nil), seenVersion: 3, server: server) == nil,
-                "a device that synced before the user had a row")
+        #expect(
+            EpochCheck.verdict(device: SyncEpoch(database: db, account: nil), seenVersion: 3, server: server) == nil,
+            "a device that synced before the user had a row")
         #expect(EpochCheck.verdict(device: current, seenVersion: 12, server: server) == .resetRequired(highWaterMark: 11))
         #expect(EpochCheck.verdict(device: nil, seenVersion: 900_000_000, server: server) == .resetRequired(highWaterMark: 11))
-        #expect(EpochCheck.verdict(device: SyncEpoch(database: "cccccccccccccccc", account: account), seenVersion: 13, server: server)
+        #expect(
+            EpochCheck.verdict(device: SyncEpoch(database: "cccccccccccccccc", account: account), seenVersion: 13, server: server)
                 == .resetRequired(highWaterMark: 8), "restored: what the backup held, not the counter since")
-        #expect(EpochCheck.verdict(device: SyncEpoch(database: "cccccccccccccccc", account: account), seenVersion: nil,
-                                   server: .init(database: db, account: nil, restoredThrough: 0, counter: 0)) == .resetRequired(highWaterMark: 0))
+        #expect(
+            EpochCheck.verdict(
+                device: SyncEpoch(database: "cccccccccccccccc", account: account), seenVersion: nil,
+                server: .init(database: db, account: nil, restoredThrough: 0, counter: 0)) == .resetRequired(highWaterMark: 0))
         #expect(EpochCheck.verdict(device: SyncEpoch(database: db, account: "dddddddddddddddd"), seenVersion: 1, server: server) == .accountRestarted)
-        #expect(EpochCheck.verdict(device: current, seenVersion: nil, server: .init(database: db, account: nil, restoredThrough: 0, counter: 0))
+        #expect(
+            EpochCheck.verdict(device: current, seenVersion: nil, server: .init(database: db, account: nil, restoredThrough: 0, counter: 0))
                 == .accountRestarted, "erased and allowed again, nothing stored yet")
     }
 }

@@ -17,8 +17,10 @@ import Testing
         #expect(WireTime.format(date) == output)
     }
 
-    @Test(arguments: ["2026-02-29T00:00:00Z", "2026-11-31T00:00:00Z", "2026-11-20T24:00:00Z", "2026-11-20T08:15:30",
-                      "2026-11-20", "20261120T081530Z", "2026-11-20T08:15:30.Z", "2026-11-20T08:15:30+25:00", "yesterday", ""])
+    @Test(arguments: [
+        "2026-02-29T00:00:00Z", "2026-11-31T00:00:00Z", "2026-11-20T24:00:00Z", "2026-11-20T08:15:30",
+        "2026-11-20", "20261120T081530Z", "2026-11-20T08:15:30.Z", "2026-11-20T08:15:30+25:00", "yesterday", "",
+    ])
     func impossibleOrOffsetlessTimestampsAreRefused(_ input: String) {
         #expect(WireTime.parse(input) == nil)
     }

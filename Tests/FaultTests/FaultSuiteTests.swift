@@ -1,8 +1,8 @@
 import FaultSuite
 import Foundation
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 /// The fault suite's short form, on the debug build of the server: real processes killed,
 /// signalled and cut off from a real PostgreSQL (each scenario has a cluster of its own).
@@ -10,8 +10,9 @@ import TestSupport
 @Suite(.serialized) struct FaultSuiteTests {
     static let suite = FaultSuite(serverBinary: HabitSyncBinary.url, migrationsDirectory: TestPostgres.migrationsDirectory, scale: .quick)
 
-    static let pooled = FaultSuite(serverBinary: HabitSyncBinary.url, migrationsDirectory: TestPostgres.migrationsDirectory, scale: .quick,
-                                   throughPgBouncer: true)
+    static let pooled = FaultSuite(
+        serverBinary: HabitSyncBinary.url, migrationsDirectory: TestPostgres.migrationsDirectory, scale: .quick,
+        throughPgBouncer: true)
 
     @Test(arguments: FaultSuite.Scenario.allCases)
     func scenarioHolds(_ scenario: FaultSuite.Scenario) async throws {
@@ -30,8 +31,9 @@ import TestSupport
     /// is the suite's plain PostgreSQL, so CI runs the path the Citus target depends on.
     @Test func aScenarioHoldsOnAGivenDatabase() async throws {
         let database = try await TestPostgres.shared.migratedDatabase()
-        let given = FaultSuite(serverBinary: HabitSyncBinary.url, migrationsDirectory: TestPostgres.migrationsDirectory, scale: .quick,
-                               databaseURL: database.connectionString)
+        let given = FaultSuite(
+            serverBinary: HabitSyncBinary.url, migrationsDirectory: TestPostgres.migrationsDirectory, scale: .quick,
+            databaseURL: database.connectionString)
         try Self.check(try await given.run(.killDuringPush))
         let tenants = try await database.withPool(size: 1) { pool in
             try await pool.withConnection { try await $0.query("SELECT count(*)::int8 AS n FROM tenants").single().decode("n", as: Int64.self) }

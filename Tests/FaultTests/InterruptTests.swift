@@ -1,7 +1,7 @@
 import Foundation
 import ServerHarness
-import Testing
 import TestSupport
+import Testing
 
 /// `habitsync-faults` interrupted mid-run (SIGINT, as Ctrl-C sends it) stops the servers and
 /// the PostgreSQL cluster it started instead of leaving them running, orphaned.
@@ -11,8 +11,10 @@ import TestSupport
     @Test func anInterruptedRunLeavesNoServerOrDatabaseRunning() async throws {
         let process = Process()
         process.executableURL = Self.faultsBinary
-        process.arguments = ["--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path,
-                             "--scenario", "replicas"]
+        process.arguments = [
+            "--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path,
+            "--scenario", "replicas",
+        ]
         let output = try makeTemporaryDirectory("habitsync-interrupt").appendingPathComponent("output.txt")
         defer { try? FileManager.default.removeItem(at: output.deletingLastPathComponent()) }
         #expect(FileManager.default.createFile(atPath: output.path, contents: nil))

@@ -1,7 +1,7 @@
 import Foundation
 import FuzzSuite
-import Testing
 import TestSupport
+import Testing
 
 /// The fuzzer's short form on the debug server: a fixed seed (so a failure repeats), a few
 /// hundred operations, one PostgreSQL outage allowed. The long form is `scripts/fuzz`.
@@ -10,8 +10,9 @@ import TestSupport
 /// its "more than 50 pushes"). The cap left is a safety net far above a normal run.
 @Suite struct FuzzTests {
     @Test func everyInvariantHoldsOverAShortRandomRun() async throws {
-        let run = FuzzRun(serverBinary: HabitSyncBinary.url, migrationsDirectory: TestPostgres.migrationsDirectory,
-                          options: .init(seed: 20_261_123, operations: 250, duration: .seconds(1_800), outages: true))
+        let run = FuzzRun(
+            serverBinary: HabitSyncBinary.url, migrationsDirectory: TestPostgres.migrationsDirectory,
+            options: .init(seed: 20_261_123, operations: 250, duration: .seconds(1_800), outages: true))
         let report = try await run.run()
         print(report.text)
         #expect(report.passed, "\(report.violations.joined(separator: "\n"))")

@@ -1,7 +1,7 @@
 import Foundation
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ErrorAndDecodingTests {
     @Test func uniqueViolationSurfacesAsSQLState23505WithoutTheValue() async throws {

@@ -1,7 +1,7 @@
 import Foundation
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 /// What the client does with parameters libpq would mangle, and with a pool that stays busy.
 @Suite struct HostileParameterTests {

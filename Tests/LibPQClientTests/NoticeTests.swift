@@ -1,7 +1,7 @@
 import LibPQClient
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// A notice the server sends goes to the configuration's sink (libpq's default would print it
 /// raw on stderr), with its fields.
@@ -21,10 +21,11 @@ import TestSupport
                 try await connection.simpleQuery(unsafeSQL: "DO $$ BEGIN RAISE WARNING 'inside' USING ERRCODE = '01P01'; END $$")
             }
         }
-        #expect(received.withLock { $0 } == [
-            PGNotice(severity: "WARNING", sqlState: "01000", message: "careful", detail: "the detail"),
-            PGNotice(severity: "WARNING", sqlState: "01P01", message: "inside", detail: nil),
-        ])
+        #expect(
+            received.withLock { $0 } == [
+                PGNotice(severity: "WARNING", sqlState: "01000", message: "careful", detail: "the detail"),
+                PGNotice(severity: "WARNING", sqlState: "01P01", message: "inside", detail: nil),
+            ])
     }
 
     /// `commands` runs each command as a statement of its own in one round trip; a failing one

@@ -1,6 +1,7 @@
 import Foundation
-@testable import LibPQClient
 import Testing
+
+@testable import LibPQClient
 
 @Suite struct PGTimestampAndArrayLiteralTests {
     @Test(arguments: [

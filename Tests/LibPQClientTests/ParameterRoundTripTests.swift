@@ -1,7 +1,7 @@
 import Foundation
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ParameterRoundTripTests {
     static let texts: [String?] = [
@@ -30,11 +30,13 @@ import TestSupport
         let optionals: [String?] = ["x", nil, "NULL"]
         let row = try await database.withPool { pool in
             try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT \(strings) AS strings, \(ints) AS ints, \(uuids) AS uuids, \(bools) AS bools,
                            cardinality(\(optionals)) AS optional_count, (\(optionals))[2] IS NULL AS second_is_null,
                            (\(optionals))[3] AS third, \([String]()) AS empty
-                    """).single()
+                    """
+                ).single()
             }
         }
         #expect(try row.decode("strings", as: [String].self) == strings)
@@ -55,11 +57,13 @@ import TestSupport
         let ancient = Date(timeIntervalSince1970: -2_208_988_800.5)  // 1899-12-31T23:59:59.5Z
         let row = try await database.withPool { pool in
             try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT \(bytes) AS bytes, octet_length(\(bytes)) AS length, \(json) AS json,
                            (\(json))->>'name' AS name, \(instant) AS instant, \(ancient) AS ancient,
                            \(0.1) AS tenth, \(-1.5e300) AS huge, \(Int32(-7)) AS small
-                    """).single()
+                    """
+                ).single()
             }
         }
         #expect(try row.decode("bytes", as: PGBytes.self) == bytes)
@@ -82,7 +86,8 @@ import TestSupport
         let stored = try await database.withPool { pool in
             try await pool.withConnection { connection in
                 try await connection.query("CREATE TABLE items (id uuid PRIMARY KEY, name text, n int)")
-                let insert = try await connection.query("""
+                let insert = try await connection.query(
+                    """
                     INSERT INTO items (id, name, n)
                     SELECT * FROM unnest(\(ids)::uuid[], \(names)::text[], \(counts)::int4[])
                     """)

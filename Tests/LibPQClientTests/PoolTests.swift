@@ -1,8 +1,8 @@
 import Foundation
 import LibPQClient
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct PoolTests {
     @Test func sessionSettingsApplyToEverySessionAndNothingElse() async throws {

@@ -1,7 +1,7 @@
 import Foundation
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 /// Queries built from pieces: placeholders are numbered in order however the pieces nest, and
 /// generated SQL can only come from literals, integers and quoted names.

@@ -1,8 +1,8 @@
 import Foundation
 import LibPQClient
 import Migrations
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct MigrationRunnerTests {
     @Test func aFreshDatabaseGetsEveryMigrationAndASecondRunDoesNothing() async throws {
@@ -59,10 +59,12 @@ import TestSupport
             let markers = try await pool.withConnection { try await $0.query("SELECT count(*) AS n FROM slow_marker").single().decode("n", as: Int.self) }
             #expect(markers == 1)
             let validIndexes = try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT count(*) AS n FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
                     WHERE c.relname IN ('slow_marker_n', 'conflict_log_by_day') AND i.indisvalid
-                    """).single().decode("n", as: Int.self)
+                    """
+                ).single().decode("n", as: Int.self)
             }
             #expect(validIndexes == 2)
         }
@@ -93,12 +95,12 @@ import TestSupport
         let folder = try MigrationFolder([
             "0001_good.sql": "CREATE TABLE good (n int);",
             "0002_bad.sql": """
-                CREATE TABLE half_done (n int);
-                INSERT INTO half_done VALUES (1);
-                -- the typo below fails the file
-                ALTER TABLE no_such_table ADD COLUMN x int;
-                CREATE TABLE never_reached (n int);
-                """,
+            CREATE TABLE half_done (n int);
+            INSERT INTO half_done VALUES (1);
+            -- the typo below fails the file
+            ALTER TABLE no_such_table ADD COLUMN x int;
+            CREATE TABLE never_reached (n int);
+            """,
         ])
         try await database.withPool(size: 1) { pool in
             do {

@@ -2,8 +2,8 @@ import Foundation
 import LibPQClient
 import Migrations
 import ServerHarness
-import Testing
 import TestSupport
+import Testing
 
 /// Migrations hold a session-level lock, which a transaction pooler cannot keep for them:
 /// through PgBouncer they refuse, saying what to do, and change nothing.

@@ -43,8 +43,9 @@ import Testing
         for file in directory.files {
             for statement in SQLStatementSplitter.split(file.sql) {
                 let firstWord = statement.sql.split(whereSeparator: { $0.isWhitespace }).first.map(String.init) ?? ""
-                #expect(["CREATE", "COMMENT", "ALTER", "GRANT", "DO", "SELECT", "DROP", "INSERT", "REVOKE", "UPDATE", "SET"].contains(firstWord.uppercased()),
-                        "\(file.fileName) line \(statement.line) starts with \(firstWord)")
+                #expect(
+                    ["CREATE", "COMMENT", "ALTER", "GRANT", "DO", "SELECT", "DROP", "INSERT", "REVOKE", "UPDATE", "SET"].contains(firstWord.uppercased()),
+                    "\(file.fileName) line \(statement.line) starts with \(firstWord)")
             }
         }
     }

@@ -11,12 +11,15 @@ import Testing
 /// PgBouncer too, on CI: `HABITSYNC_TEST_PGBOUNCER=1`.)
 @Suite(.disabled(if: TestPostgres.onCitus, "PgBouncer runs in front of the suite's own cluster")) struct PgBouncerTests {
     static func pools(_ url: String, namedPreparedStatements: Bool = false) -> (requests: PGPool, other: PGPool) {
-        let requests = PGPool(configuration: .init(connection: ServerConfiguration.requestConnection(
-            connectionString: url, role: "habitsync_app", transactionPooling: true, namedPreparedStatements: namedPreparedStatements), maximumConnections: 2),
-                              logger: TestPostgres.logger)
+        let requests = PGPool(
+            configuration: .init(
+                connection: ServerConfiguration.requestConnection(
+                    connectionString: url, role: "habitsync_app", transactionPooling: true, namedPreparedStatements: namedPreparedStatements), maximumConnections: 2),
+            logger: TestPostgres.logger)
         // Another client of the same pooler and database: maintenance, a migration, a tool.
-        let other = PGPool(configuration: .init(connection: .init(connectionString: url, transactionPooling: true, namedPreparedStatements: false), maximumConnections: 2),
-                           logger: TestPostgres.logger)
+        let other = PGPool(
+            configuration: .init(connection: .init(connectionString: url, transactionPooling: true, namedPreparedStatements: false), maximumConnections: 2),
+            logger: TestPostgres.logger)
         return (requests, other)
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 /// What analysts and a future Citus distribution rely on, checked from the catalog.
 @Suite struct CatalogTests {
@@ -9,7 +9,8 @@ import TestSupport
         let database = try await TestPostgres.shared.migratedDatabase()
         try await database.withPool(size: 1) { pool in
             let missing = try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT c.relname || coalesce('.' || a.attname, '') AS object
                     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                     LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -23,7 +24,8 @@ import TestSupport
                     SELECT p.proname || '()' FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
                     WHERE n.nspname IN ('public', 'analytics') AND obj_description(p.oid, 'pg_proc') IS NULL
                     ORDER BY 1
-                    """).rows.map { try $0.decode("object", as: String.self) }
+                    """
+                ).rows.map { try $0.decode("object", as: String.self) }
             }
             #expect(missing == [])
         }
@@ -33,25 +35,29 @@ import TestSupport
         let database = try await TestPostgres.shared.migratedDatabase()
         try await database.withPool(size: 1) { pool in
             let offenders = try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT i.indexrelid::regclass::text AS index
                     FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
                     WHERE n.nspname = 'public' AND (i.indisunique OR i.indisprimary)
                       AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'user_id')
                       AND NOT ((SELECT attname FROM pg_attribute WHERE attrelid = c.oid AND attnum = i.indkey[0]) = 'tenant_id'
                            AND (SELECT attname FROM pg_attribute WHERE attrelid = c.oid AND attnum = i.indkey[1]) = 'user_id')
-                    """).rows.map { try $0.decode("index", as: String.self) }
+                    """
+                ).rows.map { try $0.decode("index", as: String.self) }
             }
             #expect(offenders == [])
             // And no foreign key between per-user tables skips the user.
             let crossing = try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT conname FROM pg_constraint c
                     WHERE contype = 'f' AND connamespace = 'public'::regnamespace
                       AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.confrelid AND a.attname = 'user_id')
                       AND NOT (SELECT array_agg(attname ORDER BY attnum) FROM pg_attribute WHERE attrelid = c.conrelid AND attnum = ANY(c.conkey))
                               @> ARRAY['tenant_id', 'user_id']::name[]
-                    """).rows.map { try $0.decode("conname", as: String.self) }
+                    """
+                ).rows.map { try $0.decode("conname", as: String.self) }
             }
             #expect(crossing == [])
         }
@@ -80,14 +86,16 @@ import TestSupport
         let database = try await TestPostgres.shared.migratedDatabase()
         try await database.withPool(size: 1) { pool in
             let missing = try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                     WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
                       AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'server_version')
                       AND NOT EXISTS (
                           SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid
                             AND pg_get_indexdef(i.indexrelid) LIKE '%(tenant_id, user_id, server_version)%')
-                    """).rows.map { try $0.decode("relname", as: String.self) }
+                    """
+                ).rows.map { try $0.decode("relname", as: String.self) }
             }
             #expect(missing == [])
         }

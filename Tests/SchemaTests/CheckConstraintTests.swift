@@ -1,7 +1,7 @@
 import Foundation
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 /// Every CHECK mirrors a rule of docs/data-model.md: it rejects what the rule rejects and accepts
 /// the boundary values. One column is changed from a valid row at a time.
@@ -50,8 +50,12 @@ import TestSupport
         no("habits", ["schedule_type": "'frequencyMonthly'", "schedule_n": "0"]),
         ok("habits", ["end_date": "'2026-01-01'"]), no("habits", ["end_date": "'2025-12-31'"]),
         no("habits", ["name": "NULL"]), no("habits", ["start_date": "NULL"]),
-        ok("habits", ["name": "NULL", "habit_type": "NULL", "goal_count": "NULL", "goal_unit": "NULL", "schedule_type": "NULL",
-                      "start_date": "NULL", "created_at": "NULL", "habit_description": "NULL", "icon": "NULL", "deleted_at": "now()"]),
+        ok(
+            "habits",
+            [
+                "name": "NULL", "habit_type": "NULL", "goal_count": "NULL", "goal_unit": "NULL", "schedule_type": "NULL",
+                "start_date": "NULL", "created_at": "NULL", "habit_description": "NULL", "icon": "NULL", "deleted_at": "now()",
+            ]),
         no("habits", ["updated_by": "''"]), ok("habits", ["updated_by": chars(100)]), no("habits", ["updated_by": chars(101)]),
         no("habits", ["server_version": "0"]),
         // reminders
@@ -111,7 +115,8 @@ import TestSupport
         no("usage_streaks", ["start_date": "NULL"]), ok("usage_streaks", ["current_day_count": "0", "start_date": "NULL", "last_activity_date": "NULL"]),
         // keys and bookkeeping
         ok("tenant_keys", [:]), no("tenant_keys", ["hs256_secret": "'short'::bytea"]),
-        no("tenant_keys", ["algorithm": "'ES256'"]), ok("tenant_keys", ["algorithm": "'ES256'", "hs256_secret": "NULL", "public_key_pem": "'-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----'"]),
+        no("tenant_keys", ["algorithm": "'ES256'"]),
+        ok("tenant_keys", ["algorithm": "'ES256'", "hs256_secret": "NULL", "public_key_pem": "'-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----'"]),
         no("tenant_keys", ["algorithm": "'none'"]),
         no("push_batches", ["request_sha256": "'\\x00'::bytea"]), no("push_batches", ["response_status": "100"]),
         no("conflict_log", ["error_code": "NULL"]), ok("conflict_log", ["outcome": "'superseded'", "error_code": "NULL"]),

@@ -1,9 +1,9 @@
 import Foundation
 import HabitSyncDomain
 import LibPQClient
-import Testing
 import SeededRandom
 import TestSupport
+import Testing
 
 /// The SQL "is due" function and the Swift rule agree on every generated case.
 @Suite struct IsDueParityTests {
@@ -17,8 +17,10 @@ import TestSupport
     static func cases(count: Int) -> [Case] {
         var random = SeededGenerator(seed: 0x1_5D0E)
         // Month ends, leap days and plain days, 2023–2028.
-        let anchors = ["2023-01-31", "2023-02-28", "2023-03-01", "2023-12-31", "2024-02-28", "2024-02-29", "2024-03-01",
-                       "2025-06-30", "2026-11-20", "2027-02-28", "2028-02-29", "2028-12-31"].map { LocalDate($0)! }
+        let anchors = [
+            "2023-01-31", "2023-02-28", "2023-03-01", "2023-12-31", "2024-02-28", "2024-02-29", "2024-03-01",
+            "2025-06-30", "2026-11-20", "2027-02-28", "2028-02-29", "2028-12-31",
+        ].map { LocalDate($0)! }
         let weekdays = Weekday.allCases
         return (0..<count).map { index in
             let start = anchors[Int(random.next() % UInt64(anchors.count))].adding(days: Int(random.next() % 40) - 20)
@@ -43,13 +45,15 @@ import TestSupport
         let cases = Self.cases(count: 12_000)
         let sqlAnswers = try await database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT habitsync_is_due(c.type, c.n, string_to_array(c.weekdays, ','), c.start_date, c.end_date, c.day) AS due
                     FROM unnest(\(cases.map(\.schedule.type)), \(cases.map { $0.schedule.n.map(Int32.init) }), \(cases.map { $0.schedule.weekdays?.map(\.rawValue).joined(separator: ",") }),
                                 \(cases.map { $0.start.description })::date[], \(cases.map { $0.end?.description })::date[], \(cases.map { $0.day.description })::date[])
                          WITH ORDINALITY AS c(type, n, weekdays, start_date, end_date, day, position)
                     ORDER BY c.position
-                    """).rows.map { try $0.decode("due", as: Bool.self) }
+                    """
+                ).rows.map { try $0.decode("due", as: Bool.self) }
             }
         }
         #expect(sqlAnswers.count == cases.count)

@@ -2,8 +2,8 @@ import Foundation
 import HabitSyncAuth
 import HabitSyncStore
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 /// `IssuerRules` (what `tenant add-issuer` accepts) and `tenant_issuers`' CHECKs (migration
 /// 0027) give the same verdict on every edge value: each is inserted as is, bypassing Swift.
@@ -26,8 +26,10 @@ import TestSupport
     }
 
     static func audiences() -> [[String]] {
-        var values: [[String]] = [["a"], [""], [String(repeating: "a", count: 512)], [String(repeating: "a", count: 513)],
-                                  [String(repeating: "é", count: 512)], Array(repeating: "a", count: 20), Array(repeating: "a", count: 21), ["a", ""]]
+        var values: [[String]] = [
+            ["a"], [""], [String(repeating: "a", count: 512)], [String(repeating: "a", count: 513)],
+            [String(repeating: "é", count: 512)], Array(repeating: "a", count: 20), Array(repeating: "a", count: 21), ["a", ""],
+        ]
         for scalar in edgeScalars { values.append(["a\(scalar)b"]) }
         return values
     }
@@ -43,7 +45,8 @@ import TestSupport
         do {
             try await pool.withTransaction { connection in
                 try await RequestScope.set(on: connection, tenantID: tenant, userID: nil)
-                try await connection.query("""
+                try await connection.query(
+                    """
                     INSERT INTO tenant_issuers (tenant_id, issuer, key_source, audiences, user_claim)
                     VALUES (\(tenant), \(issuer), 'discovery', \(audiences), \(userClaim))
                     """)

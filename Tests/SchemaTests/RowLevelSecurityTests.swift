@@ -1,7 +1,7 @@
 import Foundation
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 /// Inside tenant A's context, unscoped statements on every per-tenant table touch no row of
 /// tenant B, both for the request role and for the tables' owner (RLS is forced).
@@ -40,11 +40,13 @@ import TestSupport
     /// Every table (and partition) of the public schema that has a tenant_id column.
     static func perTenantTables(_ pool: PGPool) async throws -> [String] {
         try await pool.withConnection { connection in
-            try await connection.query("""
+            try await connection.query(
+                """
                 SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped
                 WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') ORDER BY c.relname
-                """).rows.map { try $0.decode("relname", as: String.self) }
+                """
+            ).rows.map { try $0.decode("relname", as: String.self) }
         }
     }
 
@@ -58,12 +60,14 @@ import TestSupport
             let tables = try await Self.perTenantTables(pool)
             #expect(tables.count >= 19 + 61)  // the tables plus usage_events' partitions
             let unprotected = try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                     WHERE n.nspname = 'public' AND c.relname = ANY(\(tables))
                       AND NOT (c.relrowsecurity AND c.relforcerowsecurity
                                AND EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid))
-                    """).rows.map { try $0.decode("relname", as: String.self) }
+                    """
+                ).rows.map { try $0.decode("relname", as: String.self) }
             }
             #expect(unprotected == [])
         }
@@ -73,11 +77,13 @@ import TestSupport
         let database = try await TestPostgres.shared.migratedDatabase()
         try await database.withPool(size: 1) { pool in
             let role = try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT rolsuper, rolbypassrls, rolcanlogin,
                            (SELECT count(*) FROM pg_class c WHERE c.relowner = r.oid) AS owned
                     FROM pg_roles r WHERE rolname = 'habitsync_app'
-                    """).single()
+                    """
+                ).single()
             }
             #expect(try role.decode("rolsuper", as: Bool.self) == false)
             #expect(try role.decode("rolbypassrls", as: Bool.self) == false)
@@ -97,10 +103,12 @@ import TestSupport
         try await world.database.withPool(size: 1, role: "habitsync_app") { pool in
             try await pool.withConnection { connection in
                 // Partitions are reachable only through their parent (and are forced too).
-                let grantedPartitions = try await connection.query("""
+                let grantedPartitions = try await connection.query(
+                    """
                     SELECT count(*) AS n FROM pg_class WHERE relispartition AND relname LIKE 'usage_events%'
                       AND has_table_privilege(oid, 'SELECT')
-                    """).single().decode("n", as: Int.self)
+                    """
+                ).single().decode("n", as: Int.self)
                 #expect(grantedPartitions == 0)
 
                 try await connection.simpleQuery(unsafeSQL: "BEGIN")

@@ -63,8 +63,10 @@ enum SchemaFixture {
     ]
 
     static var sync: [String: String] {
-        ["tenant_id": "{T}", "user_id": "{U}", "updated_at": "now()", "updated_by": "'iphone-1'",
-         "server_version": "(1000 + floor(random() * 1e12))::bigint"]
+        [
+            "tenant_id": "{T}", "user_id": "{U}", "updated_at": "now()", "updated_by": "'iphone-1'",
+            "server_version": "(1000 + floor(random() * 1e12))::bigint",
+        ]
     }
 
     /// Tables in foreign-key order (users before what refers to them).
@@ -91,7 +93,8 @@ enum SchemaFixture {
     /// Sets the transaction's tenant (and user) the way the server does.
     static func setContext(_ connection: PGConnection, tenant: UUID?, user: String?) async throws {
         // As RequestScope does: no user means tenant-wide work, which must say so (migration 0008).
-        try await connection.query("""
+        try await connection.query(
+            """
             SELECT set_config('habitsync.tenant_id', \(tenant?.uuidString.lowercased() ?? ""), true), set_config('habitsync.user_id', \(user ?? ""), true),
                    set_config('habitsync.scope', \(user == nil ? "tenant" : "user"), true)
             """)

@@ -1,7 +1,7 @@
 import Foundation
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 /// `schema/` is the schema the migrations build, so a reader finds the function body, trigger
 /// or policy that runs without replaying every migration in their head.
@@ -26,7 +26,8 @@ import TestSupport
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("schema-picture-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
         try Self.write(generated, to: scratch)
-        Issue.record("""
+        Issue.record(
+            """
             schema/ is not what the migrations build (- checked in, + built):
             \(try Self.diff(Self.folder, scratch))
             Run \(SchemaPicture.refreshCommand) and commit schema/ with the migration.
@@ -40,11 +41,12 @@ import TestSupport
         let before = try await Self.picture(of: database)
         try await database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
-                try await connection.simpleQuery(unsafeSQL: """
-                    CREATE OR REPLACE FUNCTION habitsync_wire_date(d date) RETURNS text LANGUAGE sql IMMUTABLE
-                    AS $$ SELECT to_char(d, 'YYYY-MM-DD') || '' $$;
-                    CREATE TABLE usage_events_2199_01 PARTITION OF usage_events FOR VALUES FROM ('2199-01-01') TO ('2199-02-01');
-                    """)
+                try await connection.simpleQuery(
+                    unsafeSQL: """
+                        CREATE OR REPLACE FUNCTION habitsync_wire_date(d date) RETURNS text LANGUAGE sql IMMUTABLE
+                        AS $$ SELECT to_char(d, 'YYYY-MM-DD') || '' $$;
+                        CREATE TABLE usage_events_2199_01 PARTITION OF usage_events FOR VALUES FROM ('2199-01-01') TO ('2199-02-01');
+                        """)
             }
         }
         let after = try await Self.picture(of: database)

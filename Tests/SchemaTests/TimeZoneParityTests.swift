@@ -2,8 +2,8 @@ import Foundation
 import HabitSyncDomain
 import HabitSyncStore
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 /// Every time zone a user may choose means the same day boundaries to the server's Swift
 /// rules (Foundation) and to the analytics views (PostgreSQL): their UTC offsets agree at
@@ -28,11 +28,13 @@ import TestSupport
             #expect(names.contains("Europe/Berlin") && names.contains("UTC") && !names.contains("UTC+5"))
             let instants = ["2000-01-15T12:00:00Z", "2013-07-15T12:00:00Z", "2026-01-15T12:00:00Z", "2026-07-15T12:00:00Z"]
             let rows = try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT z AS name, i AS instant,
                            extract(epoch FROM (i::timestamptz AT TIME ZONE z) - (i::timestamptz AT TIME ZONE 'UTC'))::int8 AS offset_seconds
                     FROM unnest(\(names)::text[]) AS z, unnest(\(instants)::text[]) AS i
-                    """).rows
+                    """
+                ).rows
             }
             var disagreements: [String] = []
             for row in rows {

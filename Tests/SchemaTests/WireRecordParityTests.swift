@@ -1,7 +1,7 @@
 import Foundation
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 /// The text record functions of migration 0007 (what pull sends) must render the same JSON
 /// values as the jsonb record functions of 0003 (the reference analysts use), for every
@@ -82,13 +82,16 @@ import TestSupport
             let call = function.table == "daily_progress" ? "\(function.text)(t, \(Self.renderedTimestamps))" : "\(function.text)(t)"
             // Test-owned identifiers only. `::jsonb` also proves the text is valid JSON.
             let row = try await pool.withConnection {
-                try await $0.query(PGQuery(unsafeSQL: """
-                    SELECT count(*)::int8 AS rows,
-                           count(*) FILTER (WHERE \(call)::jsonb IS DISTINCT FROM \(function.jsonb)(t))::int8 AS different,
-                           min(\(call)) FILTER (WHERE \(call)::jsonb IS DISTINCT FROM \(function.jsonb)(t)) AS example,
-                           count(*) FILTER (WHERE \(call) IS NULL)::int8 AS nulls
-                    FROM \(function.table) t WHERE deleted_at IS NULL
-                    """)).single()
+                try await $0.query(
+                    PGQuery(
+                        unsafeSQL: """
+                            SELECT count(*)::int8 AS rows,
+                                   count(*) FILTER (WHERE \(call)::jsonb IS DISTINCT FROM \(function.jsonb)(t))::int8 AS different,
+                                   min(\(call)) FILTER (WHERE \(call)::jsonb IS DISTINCT FROM \(function.jsonb)(t)) AS example,
+                                   count(*) FILTER (WHERE \(call) IS NULL)::int8 AS nulls
+                            FROM \(function.table) t WHERE deleted_at IS NULL
+                            """)
+                ).single()
             }
             let rows = try row.decode("rows", as: Int64.self)
             #expect(rows >= Int64(Self.variants[function.table]!.count), "\(function.table): \(rows) rows")

@@ -1,7 +1,8 @@
 import Foundation
 import HabitSyncStore
-@testable import HabitSyncServer
 import Testing
+
+@testable import HabitSyncServer
 
 /// The stream registry without a network: what a stream holds while nobody reads it, who is
 /// told of what, and the limits.

@@ -1,8 +1,9 @@
-@testable import HabitSyncServer
 import LibPQClient
 import Logging
 import Synchronization
 import Testing
+
+@testable import HabitSyncServer
 
 /// Database notices reach the structured log at most once a minute per kind, with the count
 /// of those left out, their text bounded.

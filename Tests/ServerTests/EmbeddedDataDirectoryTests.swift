@@ -1,8 +1,9 @@
 import EmbeddedPostgres
 import Foundation
-@testable import HabitSyncCLI
-import Testing
 import TestSupport
+import Testing
+
+@testable import HabitSyncCLI
 
 /// Issue 31: commands find their embedded database wherever they are run from, or refuse
 /// naming the folder they looked in; they never fill a second, empty one.
@@ -29,7 +30,8 @@ import TestSupport
         #expect(EmbeddedDataDirectory.resolve(named: "data", executable: release, currentDirectory: elsewhere).path == elsewhere.path + "/data")
         #expect(EmbeddedDataDirectory.resolve(named: "/srv/habitsync", executable: release, currentDirectory: elsewhere).path == "/srv/habitsync")
         // A binary installed outside any checkout.
-        #expect(EmbeddedDataDirectory.resolve(named: nil, executable: URL(fileURLWithPath: "/usr/local/bin/habitsync-server"), currentDirectory: elsewhere).path
+        #expect(
+            EmbeddedDataDirectory.resolve(named: nil, executable: URL(fileURLWithPath: "/usr/local/bin/habitsync-server"), currentDirectory: elsewhere).path
                 == elsewhere.path + "/.habitsync")
     }
 

@@ -1,12 +1,13 @@
 import Foundation
-import HabitSyncAuth
-@testable import HabitSyncDomain
-@testable import HabitSyncServer
-import HabitSyncStore
 import HTTPTypes
+import HabitSyncAuth
+import HabitSyncStore
 import Hummingbird
 import Testing
 import Yams
+
+@testable import HabitSyncDomain
+@testable import HabitSyncServer
 
 /// The error table (`APIErrorKind`) is the API's whole list of errors: the OpenAPI document
 /// names the same codes, and every error of the layers below lands on a kind of it.
@@ -42,28 +43,29 @@ import Yams
     }
 
     /// What the layers below throw, and the code, status and hint a device gets for it.
-    @Test(arguments: [
-        (PushRequestError(code: .tooManyChanges, field: nil, message: "m") as any Error, "too_large", 413, nil),
-        (PushRequestError(code: .tooLarge, field: nil, message: "m"), "too_large", 413, nil),
-        (PushRequestError(code: .malformedJSON, field: nil, message: "m"), "malformed_json", 400, nil),
-        (PushRequestError(code: .malformedRequest, field: nil, message: "m"), "malformed_request", 400, nil),
-        (PushRequestError(code: .unknownField, field: "x", message: "m"), "unknown_field", 400, nil),
-        (PushRequestError(code: .invalidField, field: "x", message: "m"), "invalid_field", 400, nil),
-        (PushRequestError(code: .unsupportedProtocolVersion, field: nil, message: "m"), "unsupported_protocol_version", 400, nil),
-        (StoreError(.tooManyPushes, "m"), "too_many_requests", 429, 1),
-        (StoreError(.tooManyReads, "m"), "too_many_requests", 429, 1),
-        (StoreError(.rangeTooLarge, "m"), "range_too_large", 400, nil),
-        (StoreError(.accountErased, "m"), "account_erased", 410, nil),
-        (StoreError(.tenantNotFound, "m"), "internal", 500, nil),
-        (RequestBodyBudget.Refusal.busy, "busy", 503, 1),
-        (RequestBodyBudget.Refusal.largerThanBudget, "too_large", 413, nil),
-        (PullStore.Failure.cursorExpired, "cursor_expired", 410, nil),
-        (PullStore.Failure.cursorForOtherCollections, "invalid_parameter", 400, nil),
-        (HTTPError(.notFound), "not_found", 404, nil),
-        (HTTPError(.badRequest), "malformed_request", 400, nil),
-        (HTTPError(.rangeNotSatisfiable), "bad_request", 400, nil),
-        (CancellationError(), "internal", 500, nil),
-    ] as [(any Error, String, Int, Int?)])
+    @Test(
+        arguments: [
+            (PushRequestError(code: .tooManyChanges, field: nil, message: "m") as any Error, "too_large", 413, nil),
+            (PushRequestError(code: .tooLarge, field: nil, message: "m"), "too_large", 413, nil),
+            (PushRequestError(code: .malformedJSON, field: nil, message: "m"), "malformed_json", 400, nil),
+            (PushRequestError(code: .malformedRequest, field: nil, message: "m"), "malformed_request", 400, nil),
+            (PushRequestError(code: .unknownField, field: "x", message: "m"), "unknown_field", 400, nil),
+            (PushRequestError(code: .invalidField, field: "x", message: "m"), "invalid_field", 400, nil),
+            (PushRequestError(code: .unsupportedProtocolVersion, field: nil, message: "m"), "unsupported_protocol_version", 400, nil),
+            (StoreError(.tooManyPushes, "m"), "too_many_requests", 429, 1),
+            (StoreError(.tooManyReads, "m"), "too_many_requests", 429, 1),
+            (StoreError(.rangeTooLarge, "m"), "range_too_large", 400, nil),
+            (StoreError(.accountErased, "m"), "account_erased", 410, nil),
+            (StoreError(.tenantNotFound, "m"), "internal", 500, nil),
+            (RequestBodyBudget.Refusal.busy, "busy", 503, 1),
+            (RequestBodyBudget.Refusal.largerThanBudget, "too_large", 413, nil),
+            (PullStore.Failure.cursorExpired, "cursor_expired", 410, nil),
+            (PullStore.Failure.cursorForOtherCollections, "invalid_parameter", 400, nil),
+            (HTTPError(.notFound), "not_found", 404, nil),
+            (HTTPError(.badRequest), "malformed_request", 400, nil),
+            (HTTPError(.rangeNotSatisfiable), "bad_request", 400, nil),
+            (CancellationError(), "internal", 500, nil),
+        ] as [(any Error, String, Int, Int?)])
     func everyLowerLayerErrorLandsOnAKind(error: any Error, code: String, status: Int, retryAfter: Int?) {
         let answer = APIError.from(error)
         #expect(answer.code == code)

@@ -1,11 +1,12 @@
 import Foundation
-@testable import HabitSyncCLI
 import HabitSyncServer
 import LibPQClient
 import Migrations
 import ServerHarness
-import Testing
 import TestSupport
+import Testing
+
+@testable import HabitSyncCLI
 
 @Suite struct HealthAndMetricsTests {
     @Test func livezReadyzAndMetricsAnswerOnAMigratedDatabase() async throws {

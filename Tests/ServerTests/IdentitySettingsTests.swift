@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
 import GuardedFetch
-@testable import HabitSyncCLI
 import HabitSyncServer
 import Testing
+
+@testable import HabitSyncCLI
 
 /// `serve`'s identity-provider flags: defaults, values, environment, and refusals that name
 /// the flag.
@@ -23,8 +24,10 @@ import Testing
         #expect(set.fetch.timeout == .milliseconds(250))
         #expect(set.fetch.allowPrivateAddresses && set.fetch.allowLoopbackHTTP)
 
-        for (flag, value) in [("--issuer-key-refresh", "soon"), ("--issuer-fetch-timeout", "5m"), ("--issuer-fetch-timeout", "1e308"),
-                              ("--issuer-private-addresses", "yes"), ("--issuer-loopback-http", "allow\n")] {
+        for (flag, value) in [
+            ("--issuer-key-refresh", "soon"), ("--issuer-fetch-timeout", "5m"), ("--issuer-fetch-timeout", "1e308"),
+            ("--issuer-private-addresses", "yes"), ("--issuer-loopback-http", "allow\n"),
+        ] {
             #expect {
                 try ServeCommand.parse([flag, value]).resolveSettings()
             } throws: { error in

@@ -1,8 +1,9 @@
 import Foundation
 import HabitSyncAuth
 import HabitSyncStore
-@testable import HabitSyncServer
 import Testing
+
+@testable import HabitSyncServer
 
 /// Issue 25, item 2: PostgreSQL tells users apart by the bytes of their id; every per-user
 /// structure in memory must too. Swift's `String ==` merged "café" (U+00E9) with "cafe" plus a

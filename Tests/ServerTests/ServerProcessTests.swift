@@ -1,8 +1,8 @@
 import EmbeddedPostgres
 import Foundation
 import ServerHarness
-import Testing
 import TestSupport
+import Testing
 
 /// The real binary, as ops run it: no DATABASE_URL, so it creates and runs the embedded
 /// database, serves, and on SIGTERM drains, stops the database, and exits 0.
@@ -82,8 +82,9 @@ import TestSupport
         #expect(relocated.path.hasPrefix("/var/lib/habitsync/clusters/"))
         defer { try? FileManager.default.removeItem(at: relocated) }
 
-        let server = ServerProcess(binary: Self.binary, databaseURL: nil, logDirectory: closed, workingDirectory: checkout,
-                                   extraArguments: ["--migrations-dir", TestPostgres.migrationsDirectory.path, "--data-dir", ".habitsync"])
+        let server = ServerProcess(
+            binary: Self.binary, databaseURL: nil, logDirectory: closed, workingDirectory: checkout,
+            extraArguments: ["--migrations-dir", TestPostgres.migrationsDirectory.path, "--data-dir", ".habitsync"])
         try await server.start()
         #expect(try await TestHTTP.request("GET", "\(server.baseURL)/readyz").status == 200)
         #expect(FileManager.default.fileExists(atPath: relocated.appendingPathComponent("data/postmaster.pid").path))
@@ -93,7 +94,8 @@ import TestSupport
         #expect(created.status == 0, "\(created.stderr)")
         // `embedded list` names the relocated cluster, the folder it serves and its password file.
         let listed = try await HabitSyncBinary.run(["embedded", "list"], environment: embedded, in: checkout)
-        #expect(listed.stdout.contains("\(relocated.path)  running on port") && listed.stdout.contains("for \(checkout.path)/.habitsync/postgres")
+        #expect(
+            listed.stdout.contains("\(relocated.path)  running on port") && listed.stdout.contains("for \(checkout.path)/.habitsync/postgres")
                 && listed.stdout.contains("password \(relocated.path)/superuser.password"), "\(listed.stdout) \(listed.stderr)")
         server.send(SIGTERM)
         #expect(await server.waitForExit(timeout: .seconds(120)) == 0)
@@ -134,9 +136,11 @@ import TestSupport
         try process.run()
         await process.exited()
         let help = output.text()
-        for variable in ["DATABASE_URL", "HABITSYNC_HOST", "HABITSYNC_PORT", "HABITSYNC_MIGRATE", "HABITSYNC_POOL_SIZE",
-                         "HABITSYNC_STATEMENT_TIMEOUT", "HABITSYNC_DRAIN_TIMEOUT", "HABITSYNC_DATA_DIR", "HABITSYNC_MIGRATIONS_DIR",
-                         "HABITSYNC_LOG_LEVEL", "HABITSYNC_LOG_FORMAT"] {
+        for variable in [
+            "DATABASE_URL", "HABITSYNC_HOST", "HABITSYNC_PORT", "HABITSYNC_MIGRATE", "HABITSYNC_POOL_SIZE",
+            "HABITSYNC_STATEMENT_TIMEOUT", "HABITSYNC_DRAIN_TIMEOUT", "HABITSYNC_DATA_DIR", "HABITSYNC_MIGRATIONS_DIR",
+            "HABITSYNC_LOG_LEVEL", "HABITSYNC_LOG_FORMAT",
+        ] {
             #expect(help.contains(variable), "--help does not mention \(variable)")
         }
     }

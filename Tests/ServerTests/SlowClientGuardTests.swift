@@ -2,8 +2,9 @@ import HTTPTypes
 import NIOCore
 import NIOEmbedded
 import NIOHTTPTypes
-@testable import HabitSyncServer
 import Testing
+
+@testable import HabitSyncServer
 
 /// `SlowClientGuard`'s phases, driven directly: every order in which pipelined requests can be
 /// read and their responses written. A live server shows only the orders its scheduling happens

@@ -1,9 +1,9 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Issue 25, item 4: a `serve` that cannot bind its port exits 1 with a message that names the

@@ -29,9 +29,9 @@ public enum AccountFixture {
         #expect(first.status == 200)
         #expect(first.results.allSatisfy { $0["status"] as? String == "applied" }, "\(first.results.filter { $0["status"] as? String != "applied" })")
         let second = try await device.push([
-            Wire.change("habits", gone, at: Wire.at(60), record: nil),                                   // a tombstone
-            Wire.change("habits", habit, at: Wire.at(-60), record: Wire.habit(name: "older")),           // superseded
-            Wire.change("reminders", UUID(), at: Wire.at(0), record: Wire.reminder(habit: UUID())),     // rejected
+            Wire.change("habits", gone, at: Wire.at(60), record: nil),  // a tombstone
+            Wire.change("habits", habit, at: Wire.at(-60), record: Wire.habit(name: "older")),  // superseded
+            Wire.change("reminders", UUID(), at: Wire.at(0), record: Wire.reminder(habit: UUID())),  // rejected
         ])
         #expect(second.status(0) == "applied" && second.status(1) == "superseded" && second.status(2) == "rejected")
     }

@@ -1,7 +1,8 @@
 import Foundation
 import HabitSyncClient
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension URLSessionTransport {

@@ -1,12 +1,13 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HabitSyncAuth
 import HabitSyncClient
 import ServerHarness
-import Testing
 import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// SDK devices on a server's event stream (`GET /v1/sync/events`): the realtime, epoch and
 /// Citus outage tests share them.
@@ -18,8 +19,10 @@ public enum RealtimeKit {
         try await ServerHarness.waitUntilListening(baseURL: server.baseURL)
     }
 
-    public static func engine(_ world: SyncWorld, _ server: RunningServer, user: String, device: String,
-                              tenant: (UUID, TenantKey)? = nil) async throws -> SyncEngine {
+    public static func engine(
+        _ world: SyncWorld, _ server: RunningServer, user: String, device: String,
+        tenant: (UUID, TenantKey)? = nil
+    ) async throws -> SyncEngine {
         let token = try await world.token(user: user, tenant: tenant?.0, key: tenant?.1)
         let url = try #require(URL(string: server.baseURL + "/"))
         return SyncEngine(store: try LocalStore(path: nil, deviceID: device), baseURL: url, transport: URLSessionTransport.patient()) { token }

@@ -5,8 +5,8 @@ import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
 import ServerHarness
-import Testing
 import TestSupport
+import Testing
 
 public typealias JSON = [String: Any]
 
@@ -71,9 +71,11 @@ public struct SyncWorld: Sendable {
             for _ in 0..<6000 {
                 let waiting = try await pool.withConnection {
                     // On Citus the rows, and so the lock waits, are on the workers.
-                    try await $0.query(TestPostgres.onCitus
-                        ? "SELECT count(*) AS n FROM citus_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-                        : "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").single().decode("n", as: Int.self)
+                    try await $0.query(
+                        TestPostgres.onCitus
+                            ? "SELECT count(*) AS n FROM citus_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                            : "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                    ).single().decode("n", as: Int.self)
                 }
                 if waiting >= count { return }
                 try await Task.sleep(for: .milliseconds(10))

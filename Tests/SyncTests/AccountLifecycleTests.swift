@@ -1,12 +1,12 @@
 import Foundation
-import HabitSyncServer
 import HabitSyncDomain
+import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
 import ServerHarness
-import Testing
 import SyncTestSupport
 import TestSupport
+import Testing
 
 /// Issue 15: a user exports and erases their data, an admin erases a tenant, and nothing comes
 /// back. Checked against the catalog, so a table added later is covered without editing this.
@@ -41,13 +41,18 @@ import TestSupport
                     let name = try table.decode("name", as: String.self), label = try table.decode("label", as: String.self)
                     let hasTenant = try table.decode("has_tenant", as: Bool.self)
                     scan.tables.append(name)
-                    let mine: PGFragment = hasTenant ? "tenant_id = \(PGFragment.literal(tenant.uuidString.lowercased()))::uuid AND user_id = \(PGFragment.literal(user))"
-                                                     : "user_id = \(PGFragment.literal(user))"
-                    let row = try await connection.query(PGQuery(unsafeSQL: """
-                        SELECT count(*) FILTER (WHERE \(mine)) AS mine,
-                               coalesce(md5(string_agg(t::text, '|' ORDER BY t::text) FILTER (WHERE NOT (\(mine)))), '') AS others
-                        FROM \(name) t
-                        """)).single()
+                    let mine: PGFragment =
+                        hasTenant
+                        ? "tenant_id = \(PGFragment.literal(tenant.uuidString.lowercased()))::uuid AND user_id = \(PGFragment.literal(user))"
+                        : "user_id = \(PGFragment.literal(user))"
+                    let row = try await connection.query(
+                        PGQuery(
+                            unsafeSQL: """
+                                SELECT count(*) FILTER (WHERE \(mine)) AS mine,
+                                       coalesce(md5(string_agg(t::text, '|' ORDER BY t::text) FILTER (WHERE NOT (\(mine)))), '') AS others
+                                FROM \(name) t
+                                """)
+                    ).single()
                     let count = try row.decode("mine", as: Int64.self)
                     if count > 0 { scan.rows[label, default: 0] += count }
                     scan.others[name] = try row.decode("others", as: String.self)
@@ -79,9 +84,11 @@ import TestSupport
             #expect(!maintenance.partitionsArchived.isEmpty)
 
             let before = try await Self.scan(world, tenant: world.tenant, user: "alice")
-            for label in ["users", "devices", "habits", "reminders", "daily_progress", "xp_transactions", "achievements", "focus_sessions",
-                          "selected_apps", "user_settings", "usage_events", "usage_event_ids", "global_streaks", "user_progress", "usage_streaks",
-                          "push_batches", "conflict_log", "data_migrations", "legacy_import_archive"] {
+            for label in [
+                "users", "devices", "habits", "reminders", "daily_progress", "xp_transactions", "achievements", "focus_sessions",
+                "selected_apps", "user_settings", "usage_events", "usage_event_ids", "global_streaks", "user_progress", "usage_streaks",
+                "push_batches", "conflict_log", "data_migrations", "legacy_import_archive",
+            ] {
                 #expect((before.rows[label] ?? 0) > 0, "alice has rows in \(label) before")
             }
             #expect(before.rows.keys.contains { $0.hasPrefix("archive.usage_events_") }, "alice has archived usage events: \(before.rows.keys.sorted())")
@@ -164,30 +171,32 @@ import TestSupport
         let world = try await SyncWorld.make()
         // Two replicas: one replica queues a user's pushes behind each other in-process, so the
         // late push comes through the other.
-        try await world.serve { server in try await world.serve { replica in
-            let alice = try await world.client(server, user: "alice")
-            let aliceElsewhere = try await world.client(replica, user: "alice")
-            try await AccountFixture.fill(alice, eventDays: 2, now: Date())
-            let (running, erasure) = try await world.holdingUserLock("alice") {
-                let running = Task {
-                    let reply = try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit(name: "in flight"))])
-                    #expect(reply.status == 410)
-                    return reply.status(0)
+        try await world.serve { server in
+            try await world.serve { replica in
+                let alice = try await world.client(server, user: "alice")
+                let aliceElsewhere = try await world.client(replica, user: "alice")
+                try await AccountFixture.fill(alice, eventDays: 2, now: Date())
+                let (running, erasure) = try await world.holdingUserLock("alice") {
+                    let running = Task {
+                        let reply = try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit(name: "in flight"))])
+                        #expect(reply.status == 410)
+                        return reply.status(0)
+                    }
+                    try await world.waitForLockWaiters(1)
+                    let erasure = Task { try await TestHTTP.request("DELETE", server.baseURL + "/v1/account", headers: ["Authorization": "Bearer \(alice.token)"]) }
+                    try await world.waitForLockWaiters(2)
+                    // The marker is committed; the erasure waits behind the running push.
+                    let late = try await aliceElsewhere.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit(name: "late"))])
+                    #expect(late.status == 410)
+                    return (running, erasure)
                 }
-                try await world.waitForLockWaiters(1)
-                let erasure = Task { try await TestHTTP.request("DELETE", server.baseURL + "/v1/account", headers: ["Authorization": "Bearer \(alice.token)"]) }
-                try await world.waitForLockWaiters(2)
-                // The marker is committed; the erasure waits behind the running push.
-                let late = try await aliceElsewhere.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit(name: "late"))])
-                #expect(late.status == 410)
-                return (running, erasure)
+                #expect(try await running.value == nil, "answered 410 (no results)")
+                let erased = try await erasure.value
+                #expect(erased.status == 200)
+                #expect((try erased.json()["rows"] as? [String: Int])?["habits"] == 2, "the waiting push stored nothing")
+                #expect(try await Self.scan(world, tenant: world.tenant, user: "alice").rows.isEmpty)
             }
-            #expect(try await running.value == nil, "answered 410 (no results)")
-            let erased = try await erasure.value
-            #expect(erased.status == 200)
-            #expect((try erased.json()["rows"] as? [String: Int])?["habits"] == 2, "the waiting push stored nothing")
-            #expect(try await Self.scan(world, tenant: world.tenant, user: "alice").rows.isEmpty)
-        } }
+        }
     }
 
     @Test func anExportReimportedThroughPushIntoAFreshUserYieldsTheSameRecords() async throws {
@@ -270,7 +279,9 @@ import TestSupport
             #expect(!report.partitionsArchived.isEmpty)
             func export(pageSize: Int) async throws -> (String, AccountStore.ExportSummary) {
                 var text = ""
-                let summary = try await AccountStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout, exportPageSize: pageSize).export(tenant: world.tenant, user: "bob", now: now) { text += $0 }
+                let summary = try await AccountStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout, exportPageSize: pageSize).export(
+                    tenant: world.tenant, user: "bob", now: now
+                ) { text += $0 }
                 return (text, summary)
             }
             let (whole, summary) = try await export(pageSize: 1000)

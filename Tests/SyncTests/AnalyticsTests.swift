@@ -3,9 +3,9 @@ import HabitSyncDomain
 import HabitSyncStore
 import LibPQClient
 import ServerHarness
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// The analytics views against the Swift rules, the stats API against the views, and the
 /// analyst role's reach — on a data set pushed through the API.
@@ -55,8 +55,10 @@ import SyncTestSupport
             for (n, state) in ["completed", "abandoned", "completed"].enumerated() where (day + n) % 4 != 1 {
                 let start = now.addingTimeInterval(-Double(day) * 86_400 - 7200 - Double(n) * 1800)
                 let record: JSON = ["startTime": WireTime.format(start), "endTime": WireTime.format(start.addingTimeInterval(1500)), "state": state, "duration": Double(600 + 100 * n)]
-                set.sessions.append(FocusSessionRecord(startTime: WireTime.parse(WireTime.format(start))!, endTime: WireTime.parse(WireTime.format(start.addingTimeInterval(1500))),
-                                                       state: state, duration: Double(600 + 100 * n), pausedDuration: 0, createdAt: start))
+                set.sessions.append(
+                    FocusSessionRecord(
+                        startTime: WireTime.parse(WireTime.format(start))!, endTime: WireTime.parse(WireTime.format(start.addingTimeInterval(1500))),
+                        state: state, duration: Double(600 + 100 * n), pausedDuration: 0, createdAt: start))
                 set.changes.append(Wire.change("focusSessions", UUID(), at: Wire.at(2), record: record))
             }
         }
@@ -93,7 +95,12 @@ import SyncTestSupport
                 #expect(days.count == today.dayNumber - classifier.firstDay!.dayNumber + 1)
                 for row in days {
                     let date = LocalDate(try row.decode("date", as: String.self))!
-                    let expected: String = switch classifier.classify(date) { case .complete: "complete"; case .incomplete: "incomplete"; case .rest: "rest" }
+                    let expected: String =
+                        switch classifier.classify(date) {
+                        case .complete: "complete";
+                        case .incomplete: "incomplete";
+                        case .rest: "rest"
+                        }
                     #expect(try row.decode("day_status", as: String.self) == expected, "\(date)")
                     let due = data.habits.filter { habit in habit.isDue(on: date) && !data.records.contains { $0.habitID == habit.id && $0.date == date && $0.skipped } }
                     #expect(try row.decode("due_habits", as: Int.self) == due.count, "\(date)")
@@ -106,7 +113,10 @@ import SyncTestSupport
                         habit.isDue(on: date) && !data.records.contains { $0.habitID == habit.id && $0.date == date && $0.skipped }
                     }
                     let done = dueDays.filter { date in data.records.contains { $0.habitID == habit.id && $0.date == date && $0.isComplete(habitType: habit.habitType) } }
-                    let row = try #require(try await Self.rows(owner, "SELECT due_days, completion_rate::float8 AS rate, struggling FROM analytics.habit_completion_rates WHERE habit_id = '\(habit.id.uuidString.lowercased())'").first)
+                    let row = try #require(
+                        try await Self.rows(
+                            owner, "SELECT due_days, completion_rate::float8 AS rate, struggling FROM analytics.habit_completion_rates WHERE habit_id = '\(habit.id.uuidString.lowercased())'"
+                        ).first)
                     #expect(try row.decode("due_days", as: Int.self) == dueDays.count)
                     let rate = dueDays.isEmpty ? nil : (Double(done.count) / Double(dueDays.count) * 10_000).rounded() / 10_000
                     #expect(try row.decodeIfPresent("rate", as: Double.self) == rate)
@@ -114,7 +124,11 @@ import SyncTestSupport
                 }
                 // ForestStats and usage statistics.
                 let forest = ForestStats.compute(data.sessions, today: today, timeZone: Self.utc)
-                let focus = try #require(try await Self.rows(owner, "SELECT total_trees, total_focus_time, total_sessions, todays_trees, current_streak, longest_streak, abandoned_count, completion_rate::float8 AS rate FROM analytics.focus_stats").first)
+                let focus = try #require(
+                    try await Self.rows(
+                        owner,
+                        "SELECT total_trees, total_focus_time, total_sessions, todays_trees, current_streak, longest_streak, abandoned_count, completion_rate::float8 AS rate FROM analytics.focus_stats"
+                    ).first)
                 #expect(try focus.decode("total_trees", as: Int.self) == forest.totalTrees)
                 #expect(try focus.decode("total_focus_time", as: Double.self) == forest.totalFocusTime)
                 #expect(try focus.decode("total_sessions", as: Int.self) == forest.totalSessions)
@@ -124,7 +138,9 @@ import SyncTestSupport
                 #expect(try focus.decode("abandoned_count", as: Int.self) == forest.abandonedCount)
                 #expect(abs(try focus.decode("rate", as: Double.self) - forest.completionRate) < 0.001)
                 let usage = UsageStatistics.compute(data.events, today: today, timeZone: Self.utc)
-                let usageRow = try #require(try await Self.rows(owner, "SELECT hours_reclaimed::float8 AS hours, total_conscious_exits, average_pause_time::float8 AS average, intentionality_score FROM analytics.usage_stats").first)
+                let usageRow = try #require(
+                    try await Self.rows(owner, "SELECT hours_reclaimed::float8 AS hours, total_conscious_exits, average_pause_time::float8 AS average, intentionality_score FROM analytics.usage_stats")
+                        .first)
                 #expect(abs(try usageRow.decode("hours", as: Double.self) - usage.hoursReclaimed) < 1e-9)
                 #expect(try usageRow.decode("total_conscious_exits", as: Int.self) == usage.totalConsciousExits)
                 #expect(abs(try usageRow.decode("average", as: Double.self) - usage.averagePauseTime) < 1e-9)
@@ -170,15 +186,18 @@ import SyncTestSupport
             let a = try await world.client(server, user: "alice")
             let b = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "bo", tenant: tenantB, key: keyB), device: "d")
             for device in [a, b] {
-                _ = try await device.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit().merging(["startDate": Self.today.adding(days: -2).description]) { _, n in n }),
-                                           Wire.change("usageEvents", UUID(), at: Wire.at(0), record: Wire.usageEvent())])
+                _ = try await device.push([
+                    Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit().merging(["startDate": Self.today.adding(days: -2).description]) { _, n in n }),
+                    Wire.change("usageEvents", UUID(), at: Wire.at(0), record: Wire.usageEvent()),
+                ])
             }
         }
         let role = "analyst_\(UInt32.random(in: 0...UInt32.max))"
         try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { try await $0.simpleQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN PASSWORD 'analyst-pw' IN ROLE habitsync_analyst") }
         }
-        let analyst = PGPool(configuration: .init(connection: .init(connectionString: world.database.connectionString + " user=\(role) password=analyst-pw"), maximumConnections: 1), logger: TestPostgres.logger)
+        let analyst = PGPool(
+            configuration: .init(connection: .init(connectionString: world.database.connectionString + " user=\(role) password=analyst-pw"), maximumConnections: 1), logger: TestPostgres.logger)
         defer { analyst.close() }
         try await analyst.withConnection { connection in
             let tenants = try await connection.query("SELECT count(DISTINCT tenant_id) AS n FROM analytics.habit_completion_rates").single().decode("n", as: Int.self)
@@ -187,8 +206,10 @@ import SyncTestSupport
             #expect(try await connection.query("SELECT count(*) AS n FROM analytics.usage_stats").single().decode("n", as: Int.self) == 2)
             #expect(try await connection.query("SELECT count(*) AS n FROM tenants").single().decode("n", as: Int.self) == 2)
         }
-        for forbidden in ["SELECT * FROM tenant_keys", "SELECT * FROM push_batches", "INSERT INTO tenants (name) VALUES ('x')",
-                          "UPDATE habits SET name = 'x'", "DELETE FROM usage_events", "CREATE TABLE analytics.mine (n int)"] {
+        for forbidden in [
+            "SELECT * FROM tenant_keys", "SELECT * FROM push_batches", "INSERT INTO tenants (name) VALUES ('x')",
+            "UPDATE habits SET name = 'x'", "DELETE FROM usage_events", "CREATE TABLE analytics.mine (n int)",
+        ] {
             await #expect("\(forbidden)") {
                 try await analyst.withConnection { _ = try await $0.query(PGQuery(unsafeSQL: forbidden)) }
             } throws: { ($0 as? PGError)?.sqlState == .insufficientPrivilege }
@@ -201,8 +222,10 @@ import SyncTestSupport
         try await world.serve { server in
             let device = try await world.client(server, user: "alice")
             let habit = UUID()
-            _ = try await device.push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit()),
-                                       Wire.change("dailyProgress", UUID(), at: Wire.at(0), record: Wire.progress(habit: habit, count: 10))])
+            _ = try await device.push([
+                Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit()),
+                Wire.change("dailyProgress", UUID(), at: Wire.at(0), record: Wire.progress(habit: habit, count: 10)),
+            ])
             let token = try await world.token(user: "alice")
             for path in ["/v1/stats/habits?from=2026-11-01&to=2026-11-20", "/v1/stats/focus", "/v1/stats/usage"] {
                 let reply = try await TestHTTP.request("GET", server.baseURL + path, headers: ["Authorization": "Bearer \(token)"])

@@ -1,7 +1,4 @@
 import Foundation
-import Testing
-import TestSupport
-import SyncTestSupport
 import FoundationNetworking
 import HabitSyncAuth
 import HabitSyncDomain
@@ -9,6 +6,9 @@ import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
 import ServerHarness
+import SyncTestSupport
+import TestSupport
+import Testing
 
 /// Malformed requests get a specific 4xx and change nothing; a bad record is rejected alone.
 @Suite struct BadInputTests {
@@ -116,7 +116,9 @@ import ServerHarness
         let world = try await SyncWorld.make()
         try await world.serve { server in
             let device = try await world.client(server, user: "alice")
-            for (limit, collections, cursor, extra) in [(0, nil, nil, ""), (5001, nil, nil, ""), (nil, "habits,streaks", nil, ""), (nil, nil, "garbage!", ""), (nil, nil, nil, "since=3")] as [(Int?, String?, String?, String)] {
+            for (limit, collections, cursor, extra) in [(0, nil, nil, ""), (5001, nil, nil, ""), (nil, "habits,streaks", nil, ""), (nil, nil, "garbage!", ""), (nil, nil, nil, "since=3")]
+                as [(Int?, String?, String?, String)]
+            {
                 let reply = try await device.pull(cursor: cursor, limit: limit, collections: collections, extra: extra)
                 #expect(reply.status == 400)
                 #expect(reply.errorCode == "invalid_parameter")
@@ -128,8 +130,10 @@ import ServerHarness
         let world = try await SyncWorld.make()
         try await world.serve { server in
             let token = try await world.token(user: "alice")
-            for (query, field) in [("to=0001-01-01", "to"), ("from=0001-01-01&to=2026-11-20", "from"), ("to=9999-12-31", "to"),
-                                   ("to=1999-12-31", "to"), ("from=2201-01-01", "from"), ("to=2026-02-30", "to")] {
+            for (query, field) in [
+                ("to=0001-01-01", "to"), ("from=0001-01-01&to=2026-11-20", "from"), ("to=9999-12-31", "to"),
+                ("to=1999-12-31", "to"), ("from=2201-01-01", "from"), ("to=2026-02-30", "to"),
+            ] {
                 let reply = try await TestHTTP.request("GET", server.baseURL + "/v1/stats/habits?" + query, headers: ["Authorization": "Bearer \(token)"])
                 #expect(reply.status == 400, "\(query): \(reply.status)")
                 let error = try reply.json()["error"] as? JSON
@@ -182,8 +186,10 @@ import ServerHarness
             ]
             let reply = try await device.push(changes)
             #expect(reply.status == 200)
-            let expected: [(Int, String, String)] = [(0, "invalid_field", "name"), (1, "unknown_field", "note\u{FFFD}"), (2, "invalid_field", "name"),
-                                                     (3, "invalid_field", "color"), (4, "invalid_field", "color"), (5, "invalid_field", "urlScheme")]
+            let expected: [(Int, String, String)] = [
+                (0, "invalid_field", "name"), (1, "unknown_field", "note\u{FFFD}"), (2, "invalid_field", "name"),
+                (3, "invalid_field", "color"), (4, "invalid_field", "color"), (5, "invalid_field", "urlScheme"),
+            ]
             for (index, code, field) in expected {
                 #expect(reply.status(index) == "rejected", "change \(index): \(reply.result(index))")
                 #expect(reply.errorCode(index) == code, "change \(index): \(reply.result(index))")
@@ -245,8 +251,11 @@ import ServerHarness
             #expect(reply.status(5) == "applied")
             // Versions stay dense and pulls see exactly what was acknowledged.
             let pulled = try await device.pullAll().changes.filter { ["habits", "dailyProgress", "usageEvents"].contains($0["collection"] as? String) }
-            #expect(Set(pulled.compactMap { $0["id"] as? String }) == Set([good, alsoGood].map { $0.uuidString.lowercased() }
-                + [reply.result(3)["id"], reply.result(5)["id"]].compactMap { $0 as? String }))
+            #expect(
+                Set(pulled.compactMap { $0["id"] as? String })
+                    == Set(
+                        [good, alsoGood].map { $0.uuidString.lowercased() }
+                            + [reply.result(3)["id"], reply.result(5)["id"]].compactMap { $0 as? String }))
             #expect(try await world.count("habits") == 2)
             // The same batch again is answered from the idempotency record.
             let again = try await device.push([], batchID: UUID())
@@ -278,7 +287,8 @@ import ServerHarness
             try await pool.withConnection { connection in
                 try await connection.simpleQuery(unsafeSQL: "ALTER TABLE usage_events_default NO FORCE ROW LEVEL SECURITY")
                 for month in ["2031-03-04", "2031-05-06", "2015-01-02"] {
-                    try await connection.query("""
+                    try await connection.query(
+                        """
                         INSERT INTO usage_events_default (tenant_id, user_id, id, event_type, occurred_at, pause_duration, timer_duration, updated_at, updated_by, server_version)
                         VALUES (\(world.tenant), \(userID), gen_random_uuid(), 'exit_to_focus', \(month)::timestamptz, 1, 30, now(), 'old-server', 1000)
                         """)
@@ -291,13 +301,17 @@ import ServerHarness
             let again = try await MaintenanceStore(pool: pool).run(retention: .init(), now: WireTime.parse("2031-06-01T00:00:00Z")!)
             #expect(again.defaultPartitionRowsMoved == 0)
             try await pool.withConnection { connection in
-                let inDefault = try await connection.query("SELECT count(*) AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relname IN ('usage_events_2031_03', 'usage_events_2031_05')").single()
+                let inDefault = try await connection.query(
+                    "SELECT count(*) AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relname IN ('usage_events_2031_03', 'usage_events_2031_05')"
+                ).single()
                 #expect(try inDefault.decode("n", as: Int.self) == 2)
                 // On Citus the rows live in the month's shards and the coordinator keeps no
                 // copy of them (migration 0021); elsewhere the partition holds them itself.
                 let bytes = try await connection.query("SELECT pg_relation_size('usage_events_2031_03') AS bytes").single().decode("bytes", as: Int64.self)
                 #expect(TestPostgres.onCitus ? bytes == 0 : bytes > 0)
-                let archived = try await connection.query("SELECT count(*) AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'archive' AND c.relname = 'usage_events_2015_01'").single()
+                let archived = try await connection.query(
+                    "SELECT count(*) AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'archive' AND c.relname = 'usage_events_2015_01'"
+                ).single()
                 #expect(try archived.decode("n", as: Int.self) == 1, "an old month is moved and then archived")
             }
         }
@@ -306,8 +320,10 @@ import ServerHarness
     @Test func aKnownPathAskedWithAnotherMethodIs405WithAllow() async throws {
         let world = try await SyncWorld.make()
         try await world.serve { server in
-            for (method, path, allow) in [("PUT", "/v1/sync/push", "POST"), ("GET", "/v1/sync/push", "POST"), ("TRACE", "/livez", "GET"),
-                                          ("DELETE", "/v1/sync/pull", "GET"), ("POST", "/v1/stats/habits", "GET")] {
+            for (method, path, allow) in [
+                ("PUT", "/v1/sync/push", "POST"), ("GET", "/v1/sync/push", "POST"), ("TRACE", "/livez", "GET"),
+                ("DELETE", "/v1/sync/pull", "GET"), ("POST", "/v1/stats/habits", "GET"),
+            ] {
                 let reply = try await TestHTTP.request(method, server.baseURL + path)
                 #expect(reply.status == 405, "\(method) \(path): \(reply.status)")
                 #expect(reply.header("Allow") == allow, "\(method) \(path)")

@@ -1,15 +1,16 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HabitSyncClient
 import HabitSyncDomain
 import LibPQClient
 import ServerHarness
+import SyncTestSupport
 import Synchronization
 import TestSupport
 import Testing
-import SyncTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The device SDK against the real server and PostgreSQL: two devices of one user, each with
 /// its own store, converge; conflicts and rejections reach the device as the protocol says.
@@ -81,9 +82,11 @@ import SyncTestSupport
             try watch.store.delete(.habits, id: habit)
             _ = try await watch.sync()
             let progress = UUID()
-            try phone.store.save(.dailyProgress, id: progress, fields: [
-                "habitId": .string(habit.uuidString), "date": .string("2026-11-20"), "progressCount": .number(1), "goalCount": .number(1),
-            ])
+            try phone.store.save(
+                .dailyProgress, id: progress,
+                fields: [
+                    "habitId": .string(habit.uuidString), "date": .string("2026-11-20"), "progressCount": .number(1), "goalCount": .number(1),
+                ])
             let phoneSync = try await phone.sync()
             #expect(phoneSync.pushed.rejected.map(\.failure.code) == ["unknown_reference"])
             let failed = try #require(try phone.store.record(.dailyProgress, id: progress))
@@ -297,8 +300,10 @@ import SyncTestSupport
         try await world.serve { server in
             let (phone, watch) = try await Self.phoneAndWatch(world, server)
             let today = LocalDate(Date(), in: TimeZone(identifier: "UTC") ?? .current)
-            let habit = try phone.store.save(Habit(name: "Read", habitType: .formation, goalCount: 1, goalUnit: "times",
-                                                   schedule: .daily, startDate: today.adding(days: -1)))
+            let habit = try phone.store.save(
+                Habit(
+                    name: "Read", habitType: .formation, goalCount: 1, goalUnit: "times",
+                    schedule: .daily, startDate: today.adding(days: -1)))
             try phone.store.addProgress(habitId: habit.id, date: today, goalCount: 1)
             #expect(try await phone.sync().pushed.applied == 2)
             _ = try await watch.sync()
@@ -323,8 +328,10 @@ import SyncTestSupport
         try await world.serve { server in
             let (phone, watch) = try await Self.phoneAndWatch(world, server)
             let today = LocalDate(Date(), in: TimeZone(identifier: "UTC") ?? .current)
-            let habit = try phone.store.save(Habit(name: "Read", habitType: .formation, goalCount: 10, goalUnit: "pages",
-                                                   schedule: .daily, startDate: today))
+            let habit = try phone.store.save(
+                Habit(
+                    name: "Read", habitType: .formation, goalCount: 10, goalUnit: "pages",
+                    schedule: .daily, startDate: today))
             _ = try await phone.sync()
             _ = try await watch.sync()
             // Both offline: the phone renames, the watch raises the goal; the watch syncs first.

@@ -1,8 +1,8 @@
 import Foundation
 import HabitSyncDomain
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// The per-collection rules of domain.md beyond plain last-writer-wins.
 @Suite struct CollectionRuleTests {

@@ -1,16 +1,16 @@
 import Foundation
-import LibPQClient
-import Synchronization
-import Testing
-import TestSupport
-import SyncTestSupport
 import FoundationNetworking
 import HabitSyncAuth
 import HabitSyncDomain
 import HabitSyncServer
 import HabitSyncStore
+import LibPQClient
 import Logging
 import ServerHarness
+import SyncTestSupport
+import Synchronization
+import TestSupport
+import Testing
 
 /// Eight writers push for the same user at once while a reader pulls in a loop. At the end
 /// the reader's accumulated state equals the database exactly: no pull ever skipped a change.
@@ -63,7 +63,10 @@ import ServerHarness
                                 case 1 where !ids.isEmpty:
                                     changes.append(Wire.change("selectedApps", ids.randomElement()!, at: time, record: n % 2 == 0 ? nil : Wire.selectedApp(order: 99)))
                                 case 2:
-                                    changes.append(Wire.change("dailyProgress", UUID(), at: time, record: Wire.progress(habit: habits.randomElement()!, date: String(format: "2026-10-%02d", 1 + (batch * 7 + n) % 28), count: batch)))
+                                    changes.append(
+                                        Wire.change(
+                                            "dailyProgress", UUID(), at: time,
+                                            record: Wire.progress(habit: habits.randomElement()!, date: String(format: "2026-10-%02d", 1 + (batch * 7 + n) % 28), count: batch)))
                                 default:
                                     changes.append(Wire.change("usageEvents", UUID(), at: time, record: Wire.usageEvent()))
                                 }
@@ -81,7 +84,8 @@ import ServerHarness
             // The database's view, as the owner.
             let stored = try await world.database.withPool(size: 1) { pool in
                 try await pool.withConnection { connection in
-                    try await connection.query("""
+                    try await connection.query(
+                        """
                         SELECT 'habits/' || id AS key, server_version, deleted_at IS NOT NULL AS deleted FROM habits
                         UNION ALL SELECT 'selectedApps/' || id, server_version, deleted_at IS NOT NULL FROM selected_apps
                         UNION ALL SELECT 'dailyProgress/' || id, server_version, deleted_at IS NOT NULL FROM daily_progress
@@ -90,7 +94,8 @@ import ServerHarness
                         UNION ALL SELECT 'globalStreak/' || id, server_version, false FROM global_streaks
                         UNION ALL SELECT 'userProgress/' || id, server_version, false FROM user_progress
                         UNION ALL SELECT 'usageStreak/' || id, server_version, false FROM usage_streaks
-                        """).rows.map { row in
+                        """
+                    ).rows.map { row in
                         (try row.decode("key", as: String.self), try row.decode("server_version", as: Int.self), try row.decode("deleted", as: Bool.self))
                     }
                 }
@@ -129,8 +134,9 @@ import ServerHarness
                 try await world.database.withPool(size: 1) { pool in
                     // Usage-event months are not archived here: detaching a partition needs a lock
                     // on `users` that every push holds (bounded by lock_timeout, tested apart).
-                    try await MaintenanceStore(pool: pool).run(retention: .init(tombstones: 0.001, pushBatches: 90 * 86_400, conflicts: 90 * 86_400, usageEvents: 100 * 365 * 86_400),
-                                                               now: Date().addingTimeInterval(1))
+                    try await MaintenanceStore(pool: pool).run(
+                        retention: .init(tombstones: 0.001, pushBatches: 90 * 86_400, conflicts: 90 * 86_400, usageEvents: 100 * 365 * 86_400),
+                        now: Date().addingTimeInterval(1))
                 }
             }
             // Either maintenance finishes, or it is seen waiting for a lock (the old order).
@@ -158,8 +164,12 @@ import ServerHarness
                     try await withThrowingTaskGroup(of: Int.self) { group in
                         for index in 0..<50 {
                             group.addTask {
-                                let unique = try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": [
-                                    Wire.change("habits", UUID(), at: Wire.at(Double(index)), record: Wire.habit())]])
+                                let unique = try JSONSerialization.data(withJSONObject: [
+                                    "batchId": UUID().uuidString,
+                                    "changes": [
+                                        Wire.change("habits", UUID(), at: Wire.at(Double(index)), record: Wire.habit())
+                                    ],
+                                ])
                                 return try await noisy.pushRaw(unique).status
                             }
                         }

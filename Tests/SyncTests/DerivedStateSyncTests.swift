@@ -1,16 +1,16 @@
 import Foundation
-import HabitSyncServer
+import FoundationNetworking
 import HabitSyncAuth
 import HabitSyncDomain
+import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
-import Testing
-import TestSupport
-import SyncTestSupport
-import FoundationNetworking
 import Logging
 import ServerHarness
+import SyncTestSupport
 import Synchronization
+import TestSupport
+import Testing
 
 /// The server as the single source of truth for streaks, XP and levels, through HTTP.
 @Suite struct DerivedStateSyncTests {
@@ -26,10 +26,13 @@ import Synchronization
             let device = try await world.client(server, user: "alice")
             let habit = UUID()
             let start = Self.today.adding(days: -6)
-            var changes = [Wire.change("userSettings", UUID(), at: Wire.at(0), record: ["timezone": "UTC"]),
-                           Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit().merging(["startDate": start.description, "goalCount": 1]) { _, n in n })]
+            var changes = [
+                Wire.change("userSettings", UUID(), at: Wire.at(0), record: ["timezone": "UTC"]),
+                Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit().merging(["startDate": start.description, "goalCount": 1]) { _, n in n }),
+            ]
             for offset in 0..<7 {
-                changes.append(Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: ["habitId": habit.uuidString, "date": start.adding(days: offset).description, "progressCount": 1, "goalCount": 1]))
+                changes.append(
+                    Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: ["habitId": habit.uuidString, "date": start.adding(days: offset).description, "progressCount": 1, "goalCount": 1]))
             }
             #expect(try await device.push(changes).results.allSatisfy { $0["status"] as? String == "applied" })
             let state = try await device.state()
@@ -69,10 +72,12 @@ import Synchronization
             func awards() async throws -> (net: Int, rows: Int) {
                 try await world.database.withPool(size: 1) { pool in
                     try await pool.withConnection { connection in
-                        let row = try await connection.query("""
+                        let row = try await connection.query(
+                            """
                             SELECT coalesce(sum(amount), 0)::int8 AS net, count(*) AS rows FROM xp_transactions
                             WHERE updated_by = 'server' AND date = \(today)::date
-                            """).single()
+                            """
+                        ).single()
                         return (try row.decode("net", as: Int.self), try row.decode("rows", as: Int.self))
                     }
                 }
@@ -93,8 +98,12 @@ import Synchronization
         let world = try await SyncWorld.make()
         try await world.serve { server in
             func exit(daysAgo: Int) -> JSON {
-                Wire.change("usageEvents", UUID(), at: Wire.at(0), record: ["eventType": "exit_to_focus", "timerDuration": 30, "pauseDuration": 10,
-                                                                          "timestamp": WireTime.format(Date().addingTimeInterval(-Double(daysAgo) * 86_400))])
+                Wire.change(
+                    "usageEvents", UUID(), at: Wire.at(0),
+                    record: [
+                        "eventType": "exit_to_focus", "timerDuration": 30, "pauseDuration": 10,
+                        "timestamp": WireTime.format(Date().addingTimeInterval(-Double(daysAgo) * 86_400)),
+                    ])
             }
             let active = try await world.client(server, user: "active")
             _ = try await active.push([Wire.change("userSettings", UUID(), at: Wire.at(0), record: ["timezone": "UTC"]), exit(daysAgo: 0), exit(daysAgo: 1), exit(daysAgo: 2), exit(daysAgo: 10)])
@@ -151,7 +160,8 @@ import Synchronization
         // Two days later nothing was pushed: the pull itself finds the streak stale and breaks it.
         let identity = VerifiedIdentity.trusted(tenantID: world.tenant, userID: "alice")
         let page = try await world.database.withPool(size: 2, role: "habitsync_app") { pool in
-            try await PullStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout).pull(identity: identity, after: nil, limit: 500, collections: SyncCollection.allCases, now: Date().addingTimeInterval(2 * 86_400))
+            try await PullStore(pool: pool, statementTimeout: ServerConfiguration.forTests.statementTimeout).pull(
+                identity: identity, after: nil, limit: 500, collections: SyncCollection.allCases, now: Date().addingTimeInterval(2 * 86_400))
         }
         var streak: JSON?
         for text in page.changes {

@@ -1,11 +1,11 @@
 import Foundation
 import ServerHarness
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
-import Glibc
-import SyncTestSupport
+    import Glibc
+    import SyncTestSupport
 #endif
 
 /// Issue 25, item 6: descriptors. `serve` raises its soft open-file limit to the hard one,
@@ -26,9 +26,11 @@ import SyncTestSupport
         // A soft limit of 128 under a hard one of 256, as a unit without LimitNOFILE would give.
         let server = ServerProcess(
             binary: HabitSyncBinary.url, databaseURL: world.database.connectionString, logDirectory: directory,
-            extraArguments: ["--migrate", "off", "--migrations-dir", TestPostgres.migrationsDirectory.path, "--header-timeout", "10m", "--keep-alive-timeout", "10m",
-                             // Not a test of timeouts: on Citus beside a build, the default 5 s cut the push (503).
-                             "--statement-timeout", "60s", "--pool-lease-timeout", "60s"],
+            extraArguments: [
+                "--migrate", "off", "--migrations-dir", TestPostgres.migrationsDirectory.path, "--header-timeout", "10m", "--keep-alive-timeout", "10m",
+                // Not a test of timeouts: on Citus beside a build, the default 5 s cut the push (503).
+                "--statement-timeout", "60s", "--pool-lease-timeout", "60s",
+            ],
             launcher: ["/bin/sh", "-c", "ulimit -Sn 128 && ulimit -Hn 256 && exec \"$0\" \"$@\""])
         try await server.start()
         defer { server.send(SIGKILL) }

@@ -3,9 +3,9 @@ import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
 import ServerHarness
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// Issue 25, item 5: an export says whether it is whole. Before, five exports racing the
 /// account's erasure each answered 200 with well-formed JSON holding 11,000 of 30,000 changes.

@@ -1,8 +1,8 @@
 import Foundation
 import HabitSyncDomain
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// Habits, reminders, selected apps and user settings merge field by field (protocol.md,
 /// "Merging fields"), through HTTP and PostgreSQL: edits of different fields on two devices
@@ -76,10 +76,13 @@ import SyncTestSupport
             #expect(merged?["goalCount"] as? Int == 5)
             // Each lost write of `name` is logged with its value and both keys; nothing else.
             #expect(try await world.count("conflict_log") == 2)
-            #expect(try await world.count("conflict_log", where: """
-                field = 'name' AND incoming_payload = '{"name": "Phone"}' AND incoming_updated_by = 'phone' AND winning_updated_by = 'watch'
-                AND incoming_updated_at = '\(Wire.at(10))' AND winning_updated_at = '\(Wire.at(20))'
-                """) == 1)
+            #expect(
+                try await world.count(
+                    "conflict_log",
+                    where: """
+                        field = 'name' AND incoming_payload = '{"name": "Phone"}' AND incoming_updated_by = 'phone' AND winning_updated_by = 'watch'
+                        AND incoming_updated_at = '\(Wire.at(10))' AND winning_updated_at = '\(Wire.at(20))'
+                        """) == 1)
             #expect(try await world.count("conflict_log", where: "field = 'name' AND incoming_payload = '{\"name\": \"Stale\"}'") == 1)
         }
     }
@@ -136,22 +139,27 @@ import SyncTestSupport
             var ceiling = Wire.habit(goal: 5)
             ceiling["habitType"] = "breaking"
             ceiling["baselineCount"] = 10
-            _ = try await phone.push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit()),
-                                      Wire.change("habits", breaking, at: Wire.at(0), record: ceiling)])
-            let reply = try await phone.pushRaw(try Self.body([
-                Self.edit("habits", habit, at: 10, ["goalCount": 0]),                                  // out of range
-                Self.edit("habits", habit, at: 10, ["colour": "#FFFFFF"]),                             // no such field
-                Self.edit("habits", UUID(), at: 10, ["name": "New"]),                                  // a new record needs every required field
-                Self.edit("habits", habit, at: 10, ["name": "Later"], fieldTimes: ["name": 11]),       // a field time after updatedAt
-                Self.edit("habits", habit, at: 10, ["name": "X"], fieldTimes: ["goalCount": 5]),       // a time for a field not sent
-                Self.edit("habits", habit, at: 10, ["name": "\u{0}"]),                                 // a control character
-                Self.edit("dailyProgress", UUID(), at: 10, ["habitId": habit.uuidString, "date": "2026-11-20", "progressCount": 1], fieldTimes: ["date": 5]),
-                Self.edit("habits", habit, at: 12, ["icon": "ok"]),                                    // valid: applied beside the others
-            ]))
+            _ = try await phone.push([
+                Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit()),
+                Wire.change("habits", breaking, at: Wire.at(0), record: ceiling),
+            ])
+            let reply = try await phone.pushRaw(
+                try Self.body([
+                    Self.edit("habits", habit, at: 10, ["goalCount": 0]),  // out of range
+                    Self.edit("habits", habit, at: 10, ["colour": "#FFFFFF"]),  // no such field
+                    Self.edit("habits", UUID(), at: 10, ["name": "New"]),  // a new record needs every required field
+                    Self.edit("habits", habit, at: 10, ["name": "Later"], fieldTimes: ["name": 11]),  // a field time after updatedAt
+                    Self.edit("habits", habit, at: 10, ["name": "X"], fieldTimes: ["goalCount": 5]),  // a time for a field not sent
+                    Self.edit("habits", habit, at: 10, ["name": "\u{0}"]),  // a control character
+                    Self.edit("dailyProgress", UUID(), at: 10, ["habitId": habit.uuidString, "date": "2026-11-20", "progressCount": 1], fieldTimes: ["date": 5]),
+                    Self.edit("habits", habit, at: 12, ["icon": "ok"]),  // valid: applied beside the others
+                ]))
             #expect(reply.status == 200)
-            let expected: [(String, String)] = [("invalid_field", "goalCount"), ("unknown_field", "colour"), ("invalid_field", "habitType"),
-                                                 ("invalid_field", "fieldTimes.name"), ("invalid_field", "fieldTimes.goalCount"),
-                                                 ("invalid_field", "name"), ("invalid_field", "fieldTimes")]
+            let expected: [(String, String)] = [
+                ("invalid_field", "goalCount"), ("unknown_field", "colour"), ("invalid_field", "habitType"),
+                ("invalid_field", "fieldTimes.name"), ("invalid_field", "fieldTimes.goalCount"),
+                ("invalid_field", "name"), ("invalid_field", "fieldTimes"),
+            ]
             for (index, (code, field)) in expected.enumerated() {
                 #expect(reply.status(index) == "rejected", "\(index): \(reply.result(index))")
                 #expect(reply.errorCode(index) == code, "\(index): \(reply.result(index))")
@@ -186,16 +194,18 @@ import SyncTestSupport
                 Wire.change("selectedApps", app, at: Wire.at(0), record: Wire.selectedApp()),
                 Wire.change("userSettings", settings, at: Wire.at(0), record: Wire.settings()),
             ])
-            _ = try await phone.pushRaw(try Self.body([
-                Self.edit("reminders", reminder, at: 10, ["time": "21:15"]),
-                Self.edit("selectedApps", app, at: 10, ["orderIndex": 4]),
-                Self.edit("userSettings", settings, at: 10, ["timezone": "Europe/Berlin"]),
-            ]))
-            let watchReply = try await watch.pushRaw(try Self.body([
-                Self.edit("reminders", reminder, at: 20, ["isActive": false]),
-                Self.edit("selectedApps", app, at: 20, ["isInstalled": false]),
-                Self.edit("userSettings", UUID(), at: 20, ["gatewayTimerDuration": 40]),
-            ]))
+            _ = try await phone.pushRaw(
+                try Self.body([
+                    Self.edit("reminders", reminder, at: 10, ["time": "21:15"]),
+                    Self.edit("selectedApps", app, at: 10, ["orderIndex": 4]),
+                    Self.edit("userSettings", settings, at: 10, ["timezone": "Europe/Berlin"]),
+                ]))
+            let watchReply = try await watch.pushRaw(
+                try Self.body([
+                    Self.edit("reminders", reminder, at: 20, ["isActive": false]),
+                    Self.edit("selectedApps", app, at: 20, ["isInstalled": false]),
+                    Self.edit("userSettings", UUID(), at: 20, ["gatewayTimerDuration": 40]),
+                ]))
             #expect((0..<3).allSatisfy { watchReply.status($0) == "applied" }, "\(watchReply.results)")
             let state = try await phone.state().values
             func record(_ collection: String) -> JSON? {
@@ -221,23 +231,31 @@ import SyncTestSupport
             let phone = try await world.client(server, user: "ada", device: "phone")
             let habit = UUID(), reminder = UUID(), app = UUID()
             var full = Wire.habit(name: " Read 📚 e\u{301} ")
-            full.merge(["habitDescription": "line\nbreak", "icon": "", "color": "#aBcDeF80", "habitType": "breaking", "baselineCount": 2_147_483_647,
-                        "baselineUnit": "", "schedule": ["type": "specificWeekdays", "weekdays": ["friday", "monday"]], "endDate": "9999-12-31",
-                        "createdAt": "2026-11-20 08:15:30.1+05:30"]) { $1 }
+            full.merge([
+                "habitDescription": "line\nbreak", "icon": "", "color": "#aBcDeF80", "habitType": "breaking", "baselineCount": 2_147_483_647,
+                "baselineUnit": "", "schedule": ["type": "specificWeekdays", "weekdays": ["friday", "monday"]], "endDate": "9999-12-31",
+                "createdAt": "2026-11-20 08:15:30.1+05:30",
+            ]) { $1 }
             let records: [(String, UUID, JSON)] = [
                 ("habits", habit, full),
                 ("reminders", reminder, ["habitId": habit.uuidString.uppercased(), "time": "00:00", "isActive": false, "notificationIdentifier": "n\u{00A0}é"]),
                 ("selectedApps", app, ["appName": "A", "iconName": "i", "urlScheme": "x-y+z.1://", "dateAdded": "1970-01-01T00:00:00.0005Z", "orderIndex": 0]),
                 ("achievements", UUID(), ["achievementId": "streak-7 ✓", "title": "Seven", "unlockedAt": "2026-11-20T08:15:30+01:00"]),
-                ("userSettings", UUID(), ["timezone": "America/Argentina/Buenos_Aires", "selectedInterestTags": ["", "🏃", "a\u{301}"],
-                                          "frePhase": "phase2Complete", "hasCompletedOnboarding": true, "gatewayTimerDuration": 45]),
+                (
+                    "userSettings", UUID(),
+                    [
+                        "timezone": "America/Argentina/Buenos_Aires", "selectedInterestTags": ["", "🏃", "a\u{301}"],
+                        "frePhase": "phase2Complete", "hasCompletedOnboarding": true, "gatewayTimerDuration": 45,
+                    ]
+                ),
             ]
             let reply = try await phone.push(records.map { Wire.change($0.0, $0.1, at: Wire.at(0), record: $0.2) })
             #expect((0..<records.count).allSatisfy { reply.status($0) == "applied" }, "\(reply.results)")
             let state = try await phone.state().values
             for (collection, _, sent) in records {
                 guard let pulled = state.first(where: { $0["collection"] as? String == collection })?["record"],
-                      let collectionName = SyncCollection(rawValue: collection) else { Issue.record("\(collection) not pulled"); continue }
+                    let collectionName = SyncCollection(rawValue: collection)
+                else { Issue.record("\(collection) not pulled"); continue }
                 let pulledValue = try JSONParser.parse(try JSONSerialization.data(withJSONObject: pulled))
                 let sentValue = try JSONParser.parse(try JSONSerialization.data(withJSONObject: sent))
                 guard case .object(let sentFields) = sentValue else { continue }

@@ -1,13 +1,13 @@
 import Crypto
 import Foundation
-import HabitSyncServer
 import HabitSyncAuth
 import HabitSyncDomain
+import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
-import Testing
 import SyncTestSupport
 import TestSupport
+import Testing
 
 @Suite struct IdempotencyTests {
     @Test func aRetriedBatchGetsTheFirstResponseByteForByteAndAppliesOnce() async throws {
@@ -99,7 +99,10 @@ import TestSupport
                     let habit = habits[changes.count % habits.count]
                     day += 1
                     switch changes.count % 4 {
-                    case 0: changes.append(Wire.change("dailyProgress", UUID(), at: Wire.at(offset + 1), record: Wire.progress(habit: habit, date: String(format: "2026-%02d-%02d", 1 + day % 12, 1 + day % 28), count: day)))
+                    case 0:
+                        changes.append(
+                            Wire.change(
+                                "dailyProgress", UUID(), at: Wire.at(offset + 1), record: Wire.progress(habit: habit, date: String(format: "2026-%02d-%02d", 1 + day % 12, 1 + day % 28), count: day)))
                     case 1: changes.append(Wire.change("usageEvents", UUID(), at: Wire.at(offset + 1), record: Wire.usageEvent()))
                     case 2: changes.append(Wire.change("reminders", UUID(), at: Wire.at(offset + 1), record: Wire.reminder(habit: habit)))
                     default: changes.append(Wire.change("xpTransactions", UUID(), at: Wire.at(offset + 1), record: Wire.xp()))
@@ -136,11 +139,23 @@ import TestSupport
             _ = try await push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit())])
             let mixes: [(name: String, make: (Int, Int) -> [JSON])] = [
                 ("habits", { size, round in (0..<size).map { _ in Wire.change("habits", UUID(), at: Wire.at(Double(round)), record: Wire.habit()) } }),
-                ("dailyProgress", { size, round in (0..<size).map { n in
-                    Wire.change("dailyProgress", UUID(), at: Wire.at(Double(round)), record: Wire.progress(habit: habit, date: LocalDate(dayNumber: 19_000 + round * 1_000 + n).description)) } }),
+                (
+                    "dailyProgress",
+                    { size, round in
+                        (0..<size).map { n in
+                            Wire.change("dailyProgress", UUID(), at: Wire.at(Double(round)), record: Wire.progress(habit: habit, date: LocalDate(dayNumber: 19_000 + round * 1_000 + n).description))
+                        }
+                    }
+                ),
                 ("usageEvents", { size, round in (0..<size).map { _ in Wire.change("usageEvents", UUID(), at: Wire.at(Double(round)), record: Wire.usageEvent()) } }),
-                ("usageEvents without exits", { size, round in (0..<size).map { _ in
-                    Wire.change("usageEvents", UUID(), at: Wire.at(Double(round)), record: ["eventType": "deepen_pause", "timestamp": Wire.at(0), "pauseDuration": 5, "timerDuration": 30]) } }),
+                (
+                    "usageEvents without exits",
+                    { size, round in
+                        (0..<size).map { _ in
+                            Wire.change("usageEvents", UUID(), at: Wire.at(Double(round)), record: ["eventType": "deepen_pause", "timestamp": Wire.at(0), "pauseDuration": 5, "timerDuration": 30])
+                        }
+                    }
+                ),
                 ("xpTransactions", { size, round in (0..<size).map { _ in Wire.change("xpTransactions", UUID(), at: Wire.at(Double(round)), record: Wire.xp()) } }),
             ]
             var lines: [String] = []

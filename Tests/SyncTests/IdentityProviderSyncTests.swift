@@ -5,9 +5,9 @@ import HabitSyncDomain
 import HabitSyncStore
 import JWTKit
 import ServerHarness
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// An app on the device SDK syncing with its identity provider's own token, beside a device
 /// of the same user on a tenant-key token: one user, whichever way the token came.
@@ -19,12 +19,15 @@ import SyncTestSupport
         let (x, y) = try #require(key.publicKey.parameters)
         let jwks = #"{"keys":[{"kty":"EC","crv":"P-256","kid":"k1","use":"sig","x":"\#(x)","y":"\#(y)"}]}"#
         try await world.database.withPool(size: 1) { pool in
-            try await IssuerStore(pool: pool).add(tenantID: world.tenant, try IssuerConfiguration(
-                issuer: "https://login.example.com", keySource: .inline(jwks), audiences: ["habits-ios"], algorithms: [.es256]))
+            try await IssuerStore(pool: pool).add(
+                tenantID: world.tenant,
+                try IssuerConfiguration(
+                    issuer: "https://login.example.com", keySource: .inline(jwks), audiences: ["habits-ios"], algorithms: [.es256]))
         }
         func providerToken(issuedAt: Date) async throws -> String {
-            try await TokenMinter.mintAsIssuer(issuer: "https://login.example.com", audience: "habits-ios", userID: "ada",
-                                               privateKeyPEM: key.pemRepresentation, keyID: "k1", ttl: 3600, now: issuedAt)
+            try await TokenMinter.mintAsIssuer(
+                issuer: "https://login.example.com", audience: "habits-ios", userID: "ada",
+                privateKeyPEM: key.pemRepresentation, keyID: "k1", ttl: 3600, now: issuedAt)
         }
         try await world.serve { server in
             let base = try #require(URL(string: server.baseURL + "/"))
@@ -53,11 +56,14 @@ import SyncTestSupport
     @Test func anUnreachableProviderIsA503NotA401() async throws {
         let world = try await SyncWorld.make()
         try await world.database.withPool(size: 1) { pool in
-            try await IssuerStore(pool: pool).add(tenantID: world.tenant, try IssuerConfiguration(
-                issuer: "https://login.example.com", keySource: .jwksURL("https://127.0.0.1:9/keys"), audiences: ["habits-ios"], algorithms: [.es256]))
+            try await IssuerStore(pool: pool).add(
+                tenantID: world.tenant,
+                try IssuerConfiguration(
+                    issuer: "https://login.example.com", keySource: .jwksURL("https://127.0.0.1:9/keys"), audiences: ["habits-ios"], algorithms: [.es256]))
         }
-        let token = try await TokenMinter.mintAsIssuer(issuer: "https://login.example.com", audience: "habits-ios", userID: "ada",
-                                                       privateKeyPEM: ES256PrivateKey().pemRepresentation, keyID: "k1", ttl: 600)
+        let token = try await TokenMinter.mintAsIssuer(
+            issuer: "https://login.example.com", audience: "habits-ios", userID: "ada",
+            privateKeyPEM: ES256PrivateKey().pemRepresentation, keyID: "k1", ttl: 600)
         try await world.serve { server in
             let reply = try await TestHTTP.request("GET", server.baseURL + "/v1/sync/pull", headers: ["Authorization": "Bearer \(token)"])
             #expect(reply.status == 503)

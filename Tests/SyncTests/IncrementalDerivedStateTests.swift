@@ -3,9 +3,9 @@ import HabitSyncDomain
 import HabitSyncStore
 import LibPQClient
 import SeededRandom
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// The derived state a push maintains incrementally (stored month summaries, the ledger's
 /// running total) equals a recompute from scratch after every random edit of a long history.
@@ -24,18 +24,22 @@ import SyncTestSupport
         }
     }
 
-    static var schedules: [JSON] { [
-        ["type": "daily"], ["type": "everyNDays", "n": 2], ["type": "everyNDays", "n": 5],
-        ["type": "specificWeekdays", "weekdays": ["monday", "wednesday", "saturday"]],
-        ["type": "frequencyWeekly", "n": 3], ["type": "frequencyMonthly", "n": 10],
-    ] }
+    static var schedules: [JSON] {
+        [
+            ["type": "daily"], ["type": "everyNDays", "n": 2], ["type": "everyNDays", "n": 5],
+            ["type": "specificWeekdays", "weekdays": ["monday", "wednesday", "saturday"]],
+            ["type": "frequencyWeekly", "n": 3], ["type": "frequencyMonthly", "n": 10],
+        ]
+    }
     static let zones = ["UTC", "Pacific/Kiritimati", "Pacific/Pago_Pago", "Asia/Kolkata", "America/New_York"]
 
     static func habitRecord(start: LocalDate, end: LocalDate?, using generator: inout SeededGenerator) -> JSON {
         let breaking = Bool.random(using: &generator)
         let goal = Int.random(in: 1...3, using: &generator)
-        var record: JSON = ["name": "Habit", "habitType": breaking ? "breaking" : "formation", "goalCount": goal,
-                            "goalUnit": "times", "schedule": schedules.randomElement(using: &generator)!, "startDate": start.description]
+        var record: JSON = [
+            "name": "Habit", "habitType": breaking ? "breaking" : "formation", "goalCount": goal,
+            "goalUnit": "times", "schedule": schedules.randomElement(using: &generator)!, "startDate": start.description,
+        ]
         if breaking { record["baselineCount"] = goal + 3 }
         if let end { record["endDate"] = end.description }
         return record
@@ -45,8 +49,10 @@ import SyncTestSupport
         let key = "\(habit)|\(date)"
         let id = history.progress[key] ?? UUID()
         history.progress[key] = id
-        var record: JSON = ["habitId": habit.uuidString, "date": date.description, "progressCount": Int.random(in: 0...4, using: &generator),
-                            "goalCount": Int.random(in: 1...3, using: &generator)]
+        var record: JSON = [
+            "habitId": habit.uuidString, "date": date.description, "progressCount": Int.random(in: 0...4, using: &generator),
+            "goalCount": Int.random(in: 1...3, using: &generator),
+        ]
         if Int.random(in: 0..<12, using: &generator) == 0 { record["skipReason"] = "travel" }
         return Wire.change("dailyProgress", id, at: history.tick(), record: record)
     }
@@ -124,12 +130,18 @@ import SyncTestSupport
                     case 82..<95:  // a usage event in the last days: mostly conscious exits, often next to another; the rest must not count
                         let at = Date().addingTimeInterval(-Double(Int.random(in: 60...1_000_000, using: &generator)))
                         let type = ["exit_to_focus", "exit_to_focus", "exit_to_focus", "deepen_pause", "proceed_to_app"].randomElement(using: &generator)!
-                        edits.append(Wire.change("usageEvents", UUID(), at: history.tick(),
-                                                 record: ["eventType": type, "timestamp": WireTime.format(at), "pauseDuration": 5, "timerDuration": 30,
-                                                          "targetAppName": "Mail"]))
+                        edits.append(
+                            Wire.change(
+                                "usageEvents", UUID(), at: history.tick(),
+                                record: [
+                                    "eventType": type, "timestamp": WireTime.format(at), "pauseDuration": 5, "timerDuration": 30,
+                                    "targetAppName": "Mail",
+                                ]))
                     default:  // a device's own XP entry
-                        edits.append(Wire.change("xpTransactions", UUID(), at: history.tick(),
-                                                 record: ["amount": Int.random(in: -400...900, using: &generator) | 1, "reason": "bonus", "timestamp": Wire.at(0)]))
+                        edits.append(
+                            Wire.change(
+                                "xpTransactions", UUID(), at: history.tick(),
+                                record: ["amount": Int.random(in: -400...900, using: &generator) | 1, "reason": "bonus", "timestamp": Wire.at(0)]))
                     }
                 }
                 let reply = try await device.push(edits)
@@ -149,8 +161,14 @@ import SyncTestSupport
             let device = try await world.client(server, user: "alice")
             var history = History()
             let habit = UUID()
-            _ = try await device.push([Wire.change("habits", habit, at: history.tick(), record: ["name": "Run", "habitType": "formation", "goalCount": 1,
-                                                                                               "goalUnit": "km", "schedule": ["type": "daily"], "startDate": today.adding(days: -400).description])])
+            _ = try await device.push([
+                Wire.change(
+                    "habits", habit, at: history.tick(),
+                    record: [
+                        "name": "Run", "habitType": "formation", "goalCount": 1,
+                        "goalUnit": "km", "schedule": ["type": "daily"], "startDate": today.adding(days: -400).description,
+                    ])
+            ])
             let days = (0...400).map { Self.progressChange(&history, habit: habit, date: today.adding(days: -$0), using: &generator) }
             _ = try await device.push(days)
             // Months before the one the test started in: a month that closes while the test
@@ -177,8 +195,14 @@ import SyncTestSupport
             let device = try await world.client(server, user: "alice")
             var history = History()
             let habit = UUID()
-            _ = try await device.push([Wire.change("habits", habit, at: history.tick(), record: ["name": "Run", "habitType": "formation", "goalCount": 1,
-                                                                                               "goalUnit": "km", "schedule": ["type": "daily"], "startDate": today.adding(days: -200).description])])
+            _ = try await device.push([
+                Wire.change(
+                    "habits", habit, at: history.tick(),
+                    record: [
+                        "name": "Run", "habitType": "formation", "goalCount": 1,
+                        "goalUnit": "km", "schedule": ["type": "daily"], "startDate": today.adding(days: -200).description,
+                    ])
+            ])
             _ = try await device.push((0...200).map { Self.progressChange(&history, habit: habit, date: today.adding(days: -$0), using: &generator) })
             _ = try await device.push([Wire.change("xpTransactions", UUID(), at: history.tick(), record: Wire.xp(amount: 70))])
         }
@@ -192,10 +216,12 @@ import SyncTestSupport
                         try await connection.query(PGQuery(unsafeSQL: "SELECT count(*)::int8 AS n FROM derived_streak_months WHERE user_id = 'alice' AND \(condition)")).single().decode("n")
                     }
                     func ledger() async throws -> (running: Int, summed: Int) {
-                        let row = try await connection.query("""
+                        let row = try await connection.query(
+                            """
                             SELECT (SELECT xp_ledger_sum FROM users WHERE user_id = 'alice') AS running,
                                    (SELECT coalesce(sum(amount), 0)::int8 FROM xp_transactions WHERE user_id = 'alice') AS summed
-                            """).single()
+                            """
+                        ).single()
                         return (try row.decode("running"), try row.decode("summed"))
                     }
                     let month = "month = '\(old.firstOfMonth)'"
@@ -211,7 +237,8 @@ import SyncTestSupport
                     let after = try await ledger()
                     #expect(after.running == after.summed && after.summed == before.summed - 70)
 
-                    try await connection.query("""
+                    try await connection.query(
+                        """
                         INSERT INTO habits (tenant_id, user_id, id, name, habit_description, icon, habit_type, goal_count, goal_unit, schedule_type,
                                             start_date, created_at, updated_at, updated_by, server_version)
                         VALUES (\(world.tenant), 'alice', gen_random_uuid(), 'Walk', '', '', 'formation', 1, 'km', 'daily', '2025-01-01', now(), now(), 'test', 900000)

@@ -1,16 +1,16 @@
 import Foundation
-import HabitSyncDomain
-import Testing
-import TestSupport
-import SyncTestSupport
 import FoundationNetworking
 import HabitSyncAuth
+import HabitSyncDomain
 import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
 import Logging
 import ServerHarness
+import SyncTestSupport
 import Synchronization
+import TestSupport
+import Testing
 
 /// The LWW rules of protocol.md, table-driven over every LWW collection, through HTTP.
 @Suite struct LastWriterWinsTests {
@@ -27,15 +27,19 @@ import Synchronization
 
     static let cases: [Case] = [
         Case(collection: "habits", needsHabit: false, field: "name", value: { "v\($0)" }, record: { v, _ in Wire.habit(name: "v\(v)") }),
-        Case(collection: "reminders", needsHabit: true, field: "time", value: { String(format: "%02d:00", $0) },
-             record: { v, habit in Wire.reminder(habit: habit, time: String(format: "%02d:00", v)) }),
-        Case(collection: "dailyProgress", needsHabit: true, field: "progressCount", value: { $0 },
-             record: { v, habit in Wire.progress(habit: habit, count: v) }),
-        Case(collection: "focusSessions", needsHabit: false, field: "duration", value: { $0 },
-             record: { v, _ in Wire.focus(state: "completed", duration: Double(v)) }),
+        Case(
+            collection: "reminders", needsHabit: true, field: "time", value: { String(format: "%02d:00", $0) },
+            record: { v, habit in Wire.reminder(habit: habit, time: String(format: "%02d:00", v)) }),
+        Case(
+            collection: "dailyProgress", needsHabit: true, field: "progressCount", value: { $0 },
+            record: { v, habit in Wire.progress(habit: habit, count: v) }),
+        Case(
+            collection: "focusSessions", needsHabit: false, field: "duration", value: { $0 },
+            record: { v, _ in Wire.focus(state: "completed", duration: Double(v)) }),
         Case(collection: "selectedApps", needsHabit: false, field: "orderIndex", value: { $0 }, record: { v, _ in Wire.selectedApp(order: v) }),
-        Case(collection: "userSettings", needsHabit: false, field: "gatewayTimerDuration", value: { 20 + $0 },
-             record: { v, _ in Wire.settings(timer: 20 + v) }),
+        Case(
+            collection: "userSettings", needsHabit: false, field: "gatewayTimerDuration", value: { 20 + $0 },
+            record: { v, _ in Wire.settings(timer: 20 + v) }),
     ]
 
     @Test(arguments: cases)
@@ -113,7 +117,8 @@ import Synchronization
             if SyncCollection(rawValue: testCase.collection)?.mergesByField == true {
                 let byField = try await world.count("conflict_log", where: "collection = '\(testCase.collection)' AND field = '\(testCase.field)'")
                 #expect(byField == 2)
-                let toOtherDevice = try await world.count("conflict_log", where: "collection = '\(testCase.collection)' AND field IS NOT NULL AND incoming_updated_by = 'dev-A' AND winning_updated_by = 'dev-B'")
+                let toOtherDevice = try await world.count(
+                    "conflict_log", where: "collection = '\(testCase.collection)' AND field IS NOT NULL AND incoming_updated_by = 'dev-A' AND winning_updated_by = 'dev-B'")
                 #expect(toOtherDevice == 1)
             }
         }

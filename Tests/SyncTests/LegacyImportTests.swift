@@ -1,8 +1,8 @@
 import Foundation
 import LibPQClient
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// `habitsync-server import-legacy` on the two fixtures, as an admin runs it.
 @Suite struct LegacyImportTests {
@@ -12,7 +12,8 @@ import SyncTestSupport
     static func snapshot(_ world: SyncWorld) async throws -> [String] {
         try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
-                try await connection.query("""
+                try await connection.query(
+                    """
                     SELECT 'habits ' || id || ' ' || server_version || ' ' || habitsync_habit_record(h)::text AS row FROM habits h
                     UNION ALL SELECT 'reminders ' || id || ' ' || server_version || ' ' || habitsync_reminder_record(r)::text FROM reminders r
                     UNION ALL SELECT 'progress ' || habit_id || ' ' || date || ' ' || server_version || ' ' || progress_count || ' ' || goal_count FROM daily_progress
@@ -21,7 +22,8 @@ import SyncTestSupport
                     UNION ALL SELECT 'archive ' || source_sha256 || ' ' || position FROM legacy_import_archive
                     UNION ALL SELECT 'migration ' || name || ' ' || status FROM data_migrations
                     ORDER BY 1
-                    """).rows.map { try $0.decode("row", as: String.self) }
+                    """
+                ).rows.map { try $0.decode("row", as: String.self) }
             }
         }
     }
@@ -68,13 +70,15 @@ import SyncTestSupport
         let directory = try makeTemporaryDirectory("legacy")
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("bad.json")
-        try Data("""
+        try Data(
+            """
             {"format":"habitto.legacy-habits","formatVersion":1,"source":{"dateEncoding":"iso8601"},"userTimeZone":"UTC","habits":[
              {"id":"11111111-2222-3333-4444-555555555555","name":"Fine","description":"","icon":"None","color":"FF8800","habitType":"Habit Building",
               "schedule":"Everyday","goal":"1 time everyday","reminder":"","startDate":"2026-03-01T00:00:00Z"},
              {"id":"21111111-2222-3333-4444-555555555555","name":"Broken","description":"","icon":"None","color":"FF8800","habitType":"Habit Building",
               "schedule":"when the moon is full","goal":"1 time","reminder":"","startDate":"2026-03-01T00:00:00Z"}]}
-            """.utf8).write(to: file)
+            """.utf8
+        ).write(to: file)
         let run = try await HabitSyncBinary.run(["import-legacy", "--tenant", "acme", "--user", "bob", file.path], environment: ["DATABASE_URL": world.database.connectionString])
         #expect(run.status == 1)
         #expect(run.stderr.contains("Broken") && run.stderr.contains("schedule") && run.stderr.contains("when the moon is full"))

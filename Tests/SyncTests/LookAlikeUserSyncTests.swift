@@ -1,8 +1,8 @@
 import Foundation
 import ServerHarness
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// Issue 25, item 2, through the real server: a user whose id is canonically equivalent to
 /// another's ("café" as U+00E9 and as e + U+0301) is another user everywhere, as in PostgreSQL.

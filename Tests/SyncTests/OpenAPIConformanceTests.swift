@@ -1,9 +1,9 @@
 import Foundation
 import HabitSyncDomain
 import ServerHarness
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// Responses of the real server, over HTTP, checked against the served OpenAPI document.
 @Suite struct OpenAPIConformanceTests {
@@ -33,14 +33,21 @@ import SyncTestSupport
             let habit = UUID(), progress = UUID(), session = UUID()
             let changes: [JSON] = [
                 Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit().merging(["color": "#FF8800", "habitDescription": "pages a day", "endDate": "2027-01-01"]) { _, n in n }),
-                Wire.change("habits", UUID(), at: Wire.at(0), record: ["name": "Quit", "habitType": "breaking", "goalCount": 2, "baselineCount": 10, "goalUnit": "cups",
-                                                                    "schedule": ["type": "specificWeekdays", "weekdays": ["monday", "friday"]], "startDate": "2026-11-01"]),
+                Wire.change(
+                    "habits", UUID(), at: Wire.at(0),
+                    record: [
+                        "name": "Quit", "habitType": "breaking", "goalCount": 2, "baselineCount": 10, "goalUnit": "cups",
+                        "schedule": ["type": "specificWeekdays", "weekdays": ["monday", "friday"]], "startDate": "2026-11-01",
+                    ]),
                 Wire.change("reminders", UUID(), at: Wire.at(1), record: Wire.reminder(habit: habit)),
-                Wire.change("dailyProgress", progress, at: Wire.at(1), record: Wire.progress(habit: habit).merging(["timestamps": [Wire.at(1)], "difficulty": 3, "skipReason": "rest", "skipNote": "tired"]) { _, n in n }),
+                Wire.change(
+                    "dailyProgress", progress, at: Wire.at(1),
+                    record: Wire.progress(habit: habit).merging(["timestamps": [Wire.at(1)], "difficulty": 3, "skipReason": "rest", "skipNote": "tired"]) { _, n in n }),
                 Wire.change("xpTransactions", UUID(), at: Wire.at(1), record: Wire.xp().merging(["date": "2026-11-20"]) { _, n in n }),
                 Wire.change("achievements", UUID(), at: Wire.at(1), record: Wire.achievement()),
                 Wire.change("focusSessions", session, at: Wire.at(1), record: Wire.focus(state: "active", duration: 0)),
-                Wire.change("usageEvents", UUID(), at: Wire.at(1), record: ["eventType": "proceed_to_app", "timestamp": Wire.at(1), "targetAppName": "Instagram", "pauseDuration": 5, "timerDuration": 30]),
+                Wire.change(
+                    "usageEvents", UUID(), at: Wire.at(1), record: ["eventType": "proceed_to_app", "timestamp": Wire.at(1), "targetAppName": "Instagram", "pauseDuration": 5, "timerDuration": 30]),
                 Wire.change("selectedApps", UUID(), at: Wire.at(1), record: Wire.selectedApp()),
                 Wire.change("userSettings", UUID(), at: Wire.at(1), record: ["selectedInterestTags": ["focus"], "frePhase": "phase1Complete"]),
                 Wire.change("habits", habit, at: Wire.at(-10), record: Wire.habit()),
@@ -59,13 +66,17 @@ import SyncTestSupport
             try check("/v1/sync/push", "post", again.status, again.body, "unchanged")
             _ = try await device.push([Wire.change("habits", habit, at: Wire.at(50), record: nil)])
 
-            for (label, query) in [("initial pull", ""), ("pull with tombstones", "?cursor=\(PullCursorText.at(version: 0))"), ("filtered", "?collections=habits&limit=1"),
-                                   ("bad limit", "?limit=0"), ("bad cursor", "?cursor=%21")] {
+            for (label, query) in [
+                ("initial pull", ""), ("pull with tombstones", "?cursor=\(PullCursorText.at(version: 0))"), ("filtered", "?collections=habits&limit=1"),
+                ("bad limit", "?limit=0"), ("bad cursor", "?cursor=%21"),
+            ] {
                 let reply = try await TestHTTP.request("GET", server.baseURL + "/v1/sync/pull" + query, headers: ["Authorization": "Bearer \(device.token)"])
                 try check("/v1/sync/pull", "get", reply.status, reply.body, label)
             }
-            for (label, data, headers) in [("malformed", Data("{".utf8), [String: String]()), ("text", Data("{}".utf8), ["Content-Type": "text/plain"]),
-                                            ("too many", try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": Array(repeating: changes[0], count: 1001)]), [:])] {
+            for (label, data, headers) in [
+                ("malformed", Data("{".utf8), [String: String]()), ("text", Data("{}".utf8), ["Content-Type": "text/plain"]),
+                ("too many", try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": Array(repeating: changes[0], count: 1001)]), [:]),
+            ] {
                 let reply = try await device.pushRaw(data, headers: headers)
                 try check("/v1/sync/push", "post", reply.status, reply.body, label)
             }

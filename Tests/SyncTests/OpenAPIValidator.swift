@@ -1,7 +1,7 @@
 import Foundation
 import HabitSyncDomain
-import Yams
 import SyncTestSupport
+import Yams
 
 /// Checks JSON values against the schemas of the repository's OpenAPI document: the subset of
 /// JSON Schema 2020-12 that document uses ($ref, type (with "null"), enum, const, not,
@@ -51,9 +51,11 @@ struct OpenAPIValidator {
         }
         var errors: [ValidationError] = []
         func fail(_ message: String) { errors.append(ValidationError(path: path, message: message)) }
-        let known: Set<String> = ["type", "enum", "const", "not", "required", "properties", "additionalProperties", "items", "minItems", "maxItems",
-                                  "uniqueItems", "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "anyOf", "format",
-                                  "description", "default"]
+        let known: Set<String> = [
+            "type", "enum", "const", "not", "required", "properties", "additionalProperties", "items", "minItems", "maxItems",
+            "uniqueItems", "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "anyOf", "format",
+            "description", "default",
+        ]
         for keyword in schema.keys where !known.contains(keyword) { fail("the validator does not know keyword \(keyword)") }
 
         if let types = (schema["type"] as? [String]) ?? (schema["type"] as? String).map({ [$0] }) {

@@ -1,10 +1,11 @@
 import Foundation
 import HabitSyncDomain
 import HabitSyncServer
-@testable import HabitSyncStore
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
+
+@testable import HabitSyncStore
 
 /// A ten-year user's push and pull read the days they need, not the user's history, before the
 /// first `ANALYZE` and after one that saw only a newcomer (issue 29, BENCHMARKS.md "The push
@@ -22,13 +23,15 @@ import TestSupport
         try await pool.withTransaction { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
             try await connection.query("INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), \(user))")
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO habits (tenant_id, user_id, id, name, habit_description, icon, habit_type, goal_count, goal_unit, schedule_type,
                                     start_date, created_at, updated_at, updated_by, server_version)
                 SELECT \(tenant), \(user), h.id, 'Habit ' || h.n, '', 'star', 'formation', 1, 'times', 'daily', \(lastDay.description)::date - \(days)::int, now(), now(), 'seed', h.n
                 FROM unnest(\(habits)::uuid[]) WITH ORDINALITY AS h(id, n)
                 """)
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO daily_progress (tenant_id, user_id, id, habit_id, date, progress_count, goal_count, timestamps, updated_at, updated_by, server_version)
                 SELECT \(tenant), \(user), gen_random_uuid(), h.id, \(lastDay.description)::date - d::int, 1, 1, ARRAY[now()]::timestamptz(3)[], now(), 'seed',
                        \(habits.count) + d * \(habits.count) + h.n
@@ -62,10 +65,12 @@ import TestSupport
     /// newcomer while the tables are small and keeps those plans; `seedVeteran` then gives the
     /// veteran a long history and the veteran's reads run on the same session. Counted from
     /// `pg_stat_xact_user_tables` for the tables whose name is LIKE `tables`.
-    static func readingsAfterAHistoryArrives(_ database: TestDatabase, tenant: UUID, tables: String,
-                                             newcomerReads: () async throws -> [PGQuery],
-                                             seedVeteran: () async throws -> Void,
-                                             veteranReads: () async throws -> [PGQuery]) async throws -> Readings {
+    static func readingsAfterAHistoryArrives(
+        _ database: TestDatabase, tenant: UUID, tables: String,
+        newcomerReads: () async throws -> [PGQuery],
+        seedVeteran: () async throws -> Void,
+        veteranReads: () async throws -> [PGQuery]
+    ) async throws -> Readings {
         let request = ServerConfiguration.requestConnection(connectionString: database.connectionString, role: "habitsync_app")
         return try await PGPool.withPool(.init(connection: request, maximumConnections: 1), logger: TestPostgres.logger) { requests in
             let prepared = try await newcomerReads()
@@ -79,10 +84,12 @@ import TestSupport
                 try await RequestScope.set(on: connection, tenantID: tenant, userID: "veteran")
                 var rows: [Int] = []
                 for query in reads { rows.append(try await connection.query(query).rows.count) }
-                let counts = try await connection.query("""
+                let counts = try await connection.query(
+                    """
                     SELECT coalesce(sum(idx_tup_fetch), 0)::int8 AS fetched, coalesce(sum(seq_tup_read), 0)::int8 AS scanned
                     FROM pg_stat_xact_user_tables WHERE relname LIKE \(tables)
-                    """).single()
+                    """
+                ).single()
                 return Readings(rows: rows, fetched: try counts.decode("fetched", as: Int64.self), scanned: try counts.decode("scanned", as: Int64.self))
             }
         }
@@ -137,7 +144,8 @@ import TestSupport
     static func seedUsageEvents(_ pool: PGPool, tenant: UUID, user: String, count: Int) async throws {
         try await pool.withTransaction { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
-            try await connection.query("""
+            try await connection.query(
+                """
                 WITH e AS (
                     SELECT gen_random_uuid() AS id, \(lastDay.description)::timestamptz - g * interval '40 minutes' AS at, g
                     FROM generate_series(1, \(count)::int) g),
@@ -175,8 +183,10 @@ import TestSupport
             }
             func reads(_ user: String, _ events: [(id: UUID, at: String)]) -> [PGQuery] {
                 let rows = events.map { SyncRow(id: $0.id, version: 0, updatedAt: Date(), updatedBy: "phone", isDelete: false, values: ["deepen_pause", $0.at, nil, "1", "10"]) }
-                return [SyncTableSQL.current(.usageEvents, tenant: tenant, user: user, keys: events.map(\.id)),
-                        SyncTableSQL.sameContent(SyncTable.usageEvents, tenant: tenant, user: user, rows: rows)]
+                return [
+                    SyncTableSQL.current(.usageEvents, tenant: tenant, user: user, keys: events.map(\.id)),
+                    SyncTableSQL.sameContent(SyncTable.usageEvents, tenant: tenant, user: user, rows: rows),
+                ]
             }
             func registered(_ user: String) async throws -> [(id: UUID, at: String)] {
                 try await owner.withTransaction { connection in

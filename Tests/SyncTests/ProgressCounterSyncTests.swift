@@ -1,16 +1,16 @@
 import Foundation
-import HabitSyncDomain
-import LibPQClient
-import Testing
-import TestSupport
-import SyncTestSupport
 import FoundationNetworking
 import HabitSyncAuth
+import HabitSyncDomain
 import HabitSyncServer
 import HabitSyncStore
+import LibPQClient
 import Logging
 import ServerHarness
+import SyncTestSupport
 import Synchronization
+import TestSupport
+import Testing
 
 /// Daily progress merges as a counter (protocol 2's `increment`), through HTTP and PostgreSQL:
 /// concurrent additions add up, a replayed batch counts once, a set absorbs exactly the
@@ -26,9 +26,11 @@ import Synchronization
     }
 
     static func addition(_ habit: UUID, id: UUID = UUID(), at time: Double, by delta: Int, count: Int = 1, date: String? = nil) -> JSON {
-        var change = Wire.change("dailyProgress", id, at: Wire.at(time), record: [
-            "habitId": habit.uuidString, "date": date ?? today.description, "progressCount": count, "goalCount": 1,
-        ])
+        var change = Wire.change(
+            "dailyProgress", id, at: Wire.at(time),
+            record: [
+                "habitId": habit.uuidString, "date": date ?? today.description, "progressCount": count, "goalCount": 1,
+            ])
         change["increment"] = delta
         return change
     }
@@ -149,8 +151,10 @@ import Synchronization
             let phone = try await world.client(server, user: "ada", device: "phone")
             let habit = try await Self.habit(phone)
             for version: Any in [3, 0, 2.5, "2", 1e308] {
-                let body = try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "protocolVersion": version,
-                                                                       "changes": [Self.addition(habit, at: 10, by: 1)]])
+                let body = try JSONSerialization.data(withJSONObject: [
+                    "batchId": UUID().uuidString, "protocolVersion": version,
+                    "changes": [Self.addition(habit, at: 10, by: 1)],
+                ])
                 let reply = try await phone.pushRaw(body)
                 #expect(reply.status == 400, "\(version)")
                 let error = reply.json["error"] as? JSON
@@ -215,10 +219,14 @@ import Synchronization
         try await world.serve { server in
             let device = try await world.client(server, user: "alice")
             let habit = UUID(), unknown = UUID()
-            _ = try await device.push([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit()),
-                                       Wire.change("dailyProgress", unknown, at: Wire.at(0), record: nil)])
-            let reply = try await device.push([Wire.change("dailyProgress", unknown, at: Wire.at(1), record: Wire.progress(habit: habit)),
-                                               Wire.change("dailyProgress", UUID(), at: Wire.at(2), record: Wire.progress(habit: habit, date: "2026-11-19"))])
+            _ = try await device.push([
+                Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit()),
+                Wire.change("dailyProgress", unknown, at: Wire.at(0), record: nil),
+            ])
+            let reply = try await device.push([
+                Wire.change("dailyProgress", unknown, at: Wire.at(1), record: Wire.progress(habit: habit)),
+                Wire.change("dailyProgress", UUID(), at: Wire.at(2), record: Wire.progress(habit: habit, date: "2026-11-19")),
+            ])
             #expect(reply.status == 200)
             #expect(reply.status(0) == "applied" && reply.status(1) == "applied", "\(reply.results)")
         }

@@ -1,14 +1,14 @@
 import Foundation
-import HabitSyncStore
-import LibPQClient
-import Testing
-import TestSupport
-import SyncTestSupport
 import FoundationNetworking
 import HabitSyncAuth
 import HabitSyncDomain
 import HabitSyncServer
+import HabitSyncStore
+import LibPQClient
 import ServerHarness
+import SyncTestSupport
+import TestSupport
+import Testing
 
 @Suite struct PullTests {
     @Test func pagesFollowServerVersionsWithHasMoreAndACollectionFilter() async throws {
@@ -99,8 +99,9 @@ import ServerHarness
             // Delete the newest habits: the live ones end below the purge horizon.
             _ = try await old.push([Wire.change("habits", habits[3], at: Wire.at(20), record: nil), Wire.change("habits", habits[4], at: Wire.at(21), record: nil)])
             let report = try await world.database.withPool(size: 1) { pool in
-                try await MaintenanceStore(pool: pool).run(retention: .init(tombstones: 0.001, pushBatches: 90 * 86_400, conflicts: 90 * 86_400, usageEvents: 90 * 86_400),
-                                                           now: Date().addingTimeInterval(1))
+                try await MaintenanceStore(pool: pool).run(
+                    retention: .init(tombstones: 0.001, pushBatches: 90 * 86_400, conflicts: 90 * 86_400, usageEvents: 90 * 86_400),
+                    now: Date().addingTimeInterval(1))
             }
             #expect(report.tombstonesPurged == 2)
             let live = Set(habits.prefix(3).map { $0.uuidString.lowercased() })

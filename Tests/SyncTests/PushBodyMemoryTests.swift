@@ -1,16 +1,17 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HabitSyncAuth
 import HabitSyncDomain
 import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
 import ServerHarness
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A push body's memory: a body is refused before it can build a huge tree, and push bodies
 /// being decoded share the server's budget (`--decode-budget`): beyond it 503 with
@@ -21,7 +22,8 @@ import SyncTestSupport
         try await world.serve { server in
             let device = try await world.client(server, user: "alice")
             let zeros = "[" + Array(repeating: "0", count: 3_000_000).joined(separator: ",") + "]"
-            let body = #"{"batchId":"\#(UUID().uuidString)","changes":[{"collection":"habits","op":"upsert","id":"\#(UUID().uuidString)","updatedAt":"2026-11-20T08:15:30Z","record":{"name":\#(zeros)}}]}"#
+            let body =
+                #"{"batchId":"\#(UUID().uuidString)","changes":[{"collection":"habits","op":"upsert","id":"\#(UUID().uuidString)","updatedAt":"2026-11-20T08:15:30Z","record":{"name":\#(zeros)}}]}"#
             let reply = try await device.pushRaw(Data(body.utf8))
             #expect(reply.status == 413)
             #expect((reply.json["error"] as? JSON)?["code"] as? String == "too_large")
@@ -34,8 +36,10 @@ import SyncTestSupport
     @Test func pushesBeyondTheDecodingBudgetAre503WithRetryAfter() async throws {
         let world = try await SyncWorld.make()
         func body(_ changes: Int) throws -> Data {
-            try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString,
-                "changes": (0..<changes).map { _ in Wire.change("usageEvents", UUID(), at: Wire.at(0), record: Wire.usageEvent()) }])
+            try JSONSerialization.data(withJSONObject: [
+                "batchId": UUID().uuidString,
+                "changes": (0..<changes).map { _ in Wire.change("usageEvents", UUID(), at: Wire.at(0), record: Wire.usageEvent()) },
+            ])
         }
         let large = try body(400), bobs = try body(200)
         // Room for Alice's large push, not for Bob's beside it; each alone fits.

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HabitSyncAuth
 import HabitSyncClient
 import HabitSyncDomain
@@ -11,6 +8,10 @@ import ServerHarness
 import SyncTestSupport
 import TestSupport
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// `GET /v1/sync/events` against the real server and PostgreSQL: events cross replicas through
 /// LISTEN/NOTIFY, reach only the user's own streams, survive a lost listener connection with a
@@ -106,8 +107,9 @@ import Testing
             var current = try await RealtimeKit.open(watch, lastEventID: String(version))
             #expect(try await current.next() == .comment("heartbeat"))
             // A bad Last-Event-ID is a 400 naming it.
-            let reply = try await TestHTTP.request("GET", server.baseURL + "/v1/sync/events?lastEventId=-1",
-                                                   headers: ["Authorization": "Bearer \(try await world.token(user: "ada"))"])
+            let reply = try await TestHTTP.request(
+                "GET", server.baseURL + "/v1/sync/events?lastEventId=-1",
+                headers: ["Authorization": "Bearer \(try await world.token(user: "ada"))"])
             #expect(reply.status == 400 && reply.text.contains("Last-Event-ID"))
         }
     }
@@ -123,10 +125,12 @@ import Testing
             // As PostgreSQL restarting would: the listener's backend goes away.
             let terminated = try await world.database.withPool(size: 1) { pool in
                 try await pool.withConnection {
-                    try await $0.query("""
+                    try await $0.query(
+                        """
                         SELECT count(pg_terminate_backend(pid))::int8 AS n FROM pg_stat_activity
                         WHERE datname = current_database() AND application_name LIKE '%-listener'
-                        """).single().decode("n", as: Int64.self)
+                        """
+                    ).single().decode("n", as: Int64.self)
                 }
             }
             #expect(terminated == 1)
@@ -143,7 +147,11 @@ import Testing
 
     @Test func streamsBeyondTheLimitsAre429() async throws {
         let world = try await SyncWorld.make()
-        try await world.serve(Self.configuration { $0.streamsPerUser = 2; $0.streams = 3 }) { server in
+        try await world.serve(
+            Self.configuration {
+                $0.streamsPerUser = 2; $0.streams = 3
+            }
+        ) { server in
             let ada = try await RealtimeKit.engine(world, server, user: "ada", device: "phone")
             var open = [try await RealtimeKit.open(ada), try await RealtimeKit.open(ada)]
             var third = try await ada.serverEvents().makeAsyncIterator()
@@ -165,7 +173,11 @@ import Testing
         }
         #expect(lifetime?.name == "close" && lifetime?.data.contains("lifetime") == true)
         // Heartbeats do not count as events: a quiet stream still ends when idle.
-        let idle = try await world.serve(Self.configuration { $0.idleLifetime = .milliseconds(300); $0.heartbeat = .milliseconds(50) }) { server in
+        let idle = try await world.serve(
+            Self.configuration {
+                $0.idleLifetime = .milliseconds(300); $0.heartbeat = .milliseconds(50)
+            }
+        ) { server in
             var events = try await RealtimeKit.open(try await RealtimeKit.engine(world, server, user: "ada", device: "phone"))
             return try await Self.nextClose(&events)
         }

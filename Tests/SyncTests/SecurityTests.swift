@@ -1,18 +1,18 @@
 import Foundation
-import HabitSyncAuth
-import HabitSyncStore
-import LibPQClient
-import JWTKit
-import ServerHarness
-import Testing
-import TestSupport
-import _CryptoExtras
-import SyncTestSupport
 import FoundationNetworking
+import HabitSyncAuth
 import HabitSyncDomain
 import HabitSyncServer
+import HabitSyncStore
+import JWTKit
+import LibPQClient
 import Logging
+import ServerHarness
+import SyncTestSupport
 import Synchronization
+import TestSupport
+import Testing
+import _CryptoExtras
 
 /// Tenants and users never see or touch each other's records, and every bad token is the same 401.
 @Suite struct SecurityTests {
@@ -80,7 +80,8 @@ import Synchronization
                 "none": nil,
                 "forged": try await Claims.sign(["tid": tid, "sub": "alice", "exp": exp], with: JWTKeyCollection().add(hmac: HMACKey(from: Array(repeating: 1, count: 32)), digestAlgorithm: .sha256)),
                 "alg none": "\(noneHeader).\(valid.split(separator: ".")[1]).",
-                "HS256 with the RS256 public key": try await Claims.sign(["tid": rsaTenant.uuidString, "sub": "alice", "exp": exp], with: JWTKeyCollection().add(hmac: HMACKey(from: Array(rsaPEM.utf8)), digestAlgorithm: .sha256)),
+                "HS256 with the RS256 public key": try await Claims.sign(
+                    ["tid": rsaTenant.uuidString, "sub": "alice", "exp": exp], with: JWTKeyCollection().add(hmac: HMACKey(from: Array(rsaPEM.utf8)), digestAlgorithm: .sha256)),
                 "expired": try await Claims.sign(["tid": tid, "sub": "alice", "exp": Date().addingTimeInterval(-120)], with: ours),
                 "another tenant's key": try await TokenMinter.mint(tenantID: world.tenant, userID: "alice", key: otherKey, ttl: 600),
             ]

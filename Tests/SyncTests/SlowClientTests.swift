@@ -1,9 +1,9 @@
 import Foundation
 import HabitSyncServer
 import ServerHarness
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// Issue 25, item 1: a stalled or trickling upload costs only its sender. Before, a push
 /// reserved its decoding budget from the declared length before reading a byte and waited for
@@ -66,8 +66,10 @@ import SyncTestSupport
                 }
             }
             // Meanwhile other users, in both tenants, push 1,000-change batches: all answered.
-            let pushers = [try await world.client(server, user: "busy-1"), try await world.client(server, user: "busy-2"),
-                           SyncClient(baseURL: server.baseURL, token: try await world.token(user: "busy-3", tenant: otherTenant, key: otherKey), device: "phone")]
+            let pushers = [
+                try await world.client(server, user: "busy-1"), try await world.client(server, user: "busy-2"),
+                SyncClient(baseURL: server.baseURL, token: try await world.token(user: "busy-3", tenant: otherTenant, key: otherKey), device: "phone"),
+            ]
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for pusher in pushers {
                     for _ in 0..<2 {

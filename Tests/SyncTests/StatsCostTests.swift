@@ -4,9 +4,9 @@ import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
 import ServerHarness
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// Issue 25, item 3: statistics cost what the asked range holds, and one user cannot fill the
 /// pool with them. Before, the habit statistics generated every day of every habit's life and
@@ -80,9 +80,11 @@ import SyncTestSupport
             #expect(try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: old), Wire.change("habits", UUID(), at: Wire.at(0), record: new)]).status == 200)
             let counted = try await world.database.withPool(size: 1) { pool in
                 try await pool.withConnection { connection in
-                    try await connection.query("""
+                    try await connection.query(
+                        """
                         SELECT analytics.user_habit_days_in_range(\(world.tenant), 'alice', \(today.adding(days: -7).description)::date, \(today.adding(days: 30).description)::date) AS n
-                        """).single().decode("n", as: Int64.self)
+                        """
+                    ).single().decode("n", as: Int64.self)
                 }
             }
             // old: days -7…-5 (3); new: days -2…0 (3; none after today).

@@ -5,9 +5,9 @@ import HabitSyncDomain
 import HabitSyncStore
 import LibPQClient
 import ServerHarness
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// Devices prove they hold what the server holds (protocol.md, "Epochs" and "Digests"): a
 /// cursor or event id ahead of the user's counter, a push or pull from another epoch, an old
@@ -66,10 +66,11 @@ import SyncTestSupport
 
             // Another database epoch (a restore this device missed): the whole push is refused.
             let otherDatabase = try #require(SyncEpoch(database: "0123456789abcdef", account: epoch.account))
-            let restoredPush = try await ada.pushRaw(try JSONSerialization.data(withJSONObject: [
-                "batchId": UUID().uuidString, "epoch": otherDatabase.text,
-                "changes": [Wire.change("habits", UUID(), at: Wire.at(1), record: Wire.habit())],
-            ]))
+            let restoredPush = try await ada.pushRaw(
+                try JSONSerialization.data(withJSONObject: [
+                    "batchId": UUID().uuidString, "epoch": otherDatabase.text,
+                    "changes": [Wire.change("habits", UUID(), at: Wire.at(1), record: Wire.habit())],
+                ]))
             #expect(restoredPush.status == 410 && Self.errorField(restoredPush.json, "code") as? String == "reset_required")
             #expect(Self.errorField(restoredPush.json, "highWaterMark") as? Int == 0, "never rotated: nothing is known to be held")
             let stalePull = try await ada.pull(cursor: PullCursor(version: 1, epoch: otherDatabase).text)
@@ -100,10 +101,11 @@ import SyncTestSupport
             #expect(try await world.count("habits") == 0)
 
             // The old phone replays a batch of the old account as it was: refused whole.
-            let replay = try await world.client(server, user: "ada", device: "phone").pushRaw(try JSONSerialization.data(withJSONObject: [
-                "batchId": UUID().uuidString, "epoch": oldEpoch,
-                "changes": [Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())],
-            ]))
+            let replay = try await world.client(server, user: "ada", device: "phone").pushRaw(
+                try JSONSerialization.data(withJSONObject: [
+                    "batchId": UUID().uuidString, "epoch": oldEpoch,
+                    "changes": [Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())],
+                ]))
             #expect(replay.status == 410 && Self.errorField(replay.json, "code") as? String == "account_restarted")
 
             // The SDK on the old phone, with an offline edit too: everything of the old account goes.
@@ -209,10 +211,11 @@ import SyncTestSupport
             let sqlite = try DatabaseQueue(path: file)
             try await sqlite.write { db in
                 try db.execute(sql: "DELETE FROM records WHERE collection = 'habits' AND id = ?", arguments: [habits[0].uuidString.lowercased()])
-                try db.execute(sql: """
-                    INSERT INTO records (collection, id, record, updated_at_ms, updated_by, sync_status, server_version)
-                    SELECT collection, ?, record, updated_at_ms, updated_by, 'synced', server_version FROM records WHERE collection = 'habits' LIMIT 1
-                    """, arguments: [phantom.uuidString.lowercased()])
+                try db.execute(
+                    sql: """
+                        INSERT INTO records (collection, id, record, updated_at_ms, updated_by, sync_status, server_version)
+                        SELECT collection, ?, record, updated_at_ms, updated_by, 'synced', server_version FROM records WHERE collection = 'habits' LIMIT 1
+                        """, arguments: [phantom.uuidString.lowercased()])
             }
             try sqlite.close()
             let repaired = try await watch.sync()
@@ -242,16 +245,22 @@ import SyncTestSupport
         try await world.serve { server in
             let ada = try await world.client(server, user: "ada")
             let habits = (0..<6).map { _ in UUID() }
-            _ = try await ada.push(habits.map { Wire.change("habits", $0, at: Wire.at(0), record: Wire.habit()) }
-                + [Wire.change("xpTransactions", UUID(), at: Wire.at(0), record: Wire.xp()),
-                   Wire.change("dailyProgress", UUID(), at: Wire.at(0), record: Wire.progress(habit: habits[0]))])
-            _ = try await ada.push([Wire.change("habits", habits[1], at: Wire.at(5), record: Wire.habit(name: "Renamed")),
-                                    Wire.change("habits", habits[2], at: Wire.at(5), record: nil)])
+            _ = try await ada.push(
+                habits.map { Wire.change("habits", $0, at: Wire.at(0), record: Wire.habit()) }
+                    + [
+                        Wire.change("xpTransactions", UUID(), at: Wire.at(0), record: Wire.xp()),
+                        Wire.change("dailyProgress", UUID(), at: Wire.at(0), record: Wire.progress(habit: habits[0])),
+                    ])
+            _ = try await ada.push([
+                Wire.change("habits", habits[1], at: Wire.at(5), record: Wire.habit(name: "Renamed")),
+                Wire.change("habits", habits[2], at: Wire.at(5), record: nil),
+            ])
             let changes = try await ada.pullAll().changes
             var fromPull: [String: RecordDigest] = [:]
             for change in changes where change["op"] as? String == "upsert" {
                 guard let collection = change["collection"] as? String, collection != "usageEvents",
-                      let id = (change["id"] as? String).flatMap(UUID.init(uuidString:)), let version = (change["serverVersion"] as? Int).map(Int64.init) else { continue }
+                    let id = (change["id"] as? String).flatMap(UUID.init(uuidString:)), let version = (change["serverVersion"] as? Int).map(Int64.init)
+                else { continue }
                 fromPull[collection, default: RecordDigest()].add(id: id, serverVersion: version)
             }
             let last = try await ada.pull(cursor: try await ada.pullAll().cursor)
@@ -266,10 +275,12 @@ import SyncTestSupport
             let fromScratch = try await world.database.withPool(size: 1) { pool in
                 try await pool.withConnection { connection in
                     try await connection.query("ALTER TABLE habits NO FORCE ROW LEVEL SECURITY")
-                    let row = try await connection.query("""
+                    let row = try await connection.query(
+                        """
                         SELECT count(*) AS n, coalesce(bit_xor(habitsync_digest_term(id, server_version)), 0) AS x
                         FROM habits WHERE user_id = 'ada' AND deleted_at IS NULL
-                        """).single()
+                        """
+                    ).single()
                     return RecordDigest(count: try row.decode("n", as: Int64.self), hash: UInt64(bitPattern: try row.decode("x", as: Int64.self)))
                 }
             }

@@ -1,8 +1,8 @@
 import Foundation
 import HabitSyncStore
 import LibPQClient
-import Testing
 import TestSupport
+import Testing
 
 /// `analytics.usage_daily_trend` (migration 0030): the last 30 days of a user's usage events,
 /// read through `usage_events_by_time` instead of joining every day to the user's whole
@@ -14,7 +14,8 @@ import TestSupport
         try await owner.withTransaction { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
             try await connection.query("INSERT INTO users (tenant_id, user_id, time_zone) VALUES (\(tenant), \(user), \(timeZone))")
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO usage_events (tenant_id, user_id, id, event_type, occurred_at, pause_duration, timer_duration, updated_at, updated_by, server_version)
                 SELECT \(tenant), \(user), gen_random_uuid(), CASE WHEN g % 3 = 0 THEN 'exit_to_focus' ELSE 'deepen_pause' END,
                        date_trunc('second', now()) - g * \(minutes)::int * interval '1 minute', g % 7, 10, now(), 'seed', g
@@ -30,14 +31,18 @@ import TestSupport
         try await owner.withTransaction { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
             try await connection.simpleQuery(unsafeSQL: "SET LOCAL TimeZone = 'Pacific/Chatham'")
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 SELECT date::text || ' ' || conscious_exits || ' ' || events || ' ' || pause_seconds AS line
                 FROM analytics.usage_daily_trend WHERE user_id = \(user) ORDER BY date
-                """).rows.map { try $0.decode("line", as: String.self) }
-            let read = try await connection.query("""
+                """
+            ).rows.map { try $0.decode("line", as: String.self) }
+            let read = try await connection.query(
+                """
                 SELECT coalesce(sum(coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0)), 0)::int8 AS read
                 FROM pg_stat_xact_user_tables WHERE relname LIKE 'usage\\_events\\_%'
-                """).single().decode("read", as: Int64.self)
+                """
+            ).single().decode("read", as: Int64.self)
             return (rows, read)
         }
     }
@@ -47,7 +52,8 @@ import TestSupport
     static func reference(_ owner: PGPool, tenant: UUID, user: String) async throws -> [String] {
         try await owner.withTransaction { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
-            return try await connection.query("""
+            return try await connection.query(
+                """
                 SELECT d.day::date::text || ' ' || count(e.id) FILTER (WHERE e.event_type = 'exit_to_focus') || ' ' || count(e.id)
                        || ' ' || coalesce(sum(e.pause_duration), 0) AS line
                 FROM users u
@@ -55,7 +61,8 @@ import TestSupport
                 LEFT JOIN usage_events e ON e.tenant_id = u.tenant_id AND e.user_id = u.user_id AND (e.occurred_at AT TIME ZONE u.time_zone)::date = d.day::date
                 WHERE u.tenant_id = \(tenant) AND u.user_id = \(user)
                 GROUP BY d.day ORDER BY d.day
-                """).rows.map { try $0.decode("line", as: String.self) }
+                """
+            ).rows.map { try $0.decode("line", as: String.self) }
         }
     }
 
@@ -92,7 +99,8 @@ import TestSupport
         let database = try await TestPostgres.shared.migratedDatabase()
         try await database.withPool(size: 1) { owner in
             let (checked, outside) = try await owner.withConnection { connection in
-                let row = try await connection.query("""
+                let row = try await connection.query(
+                    """
                     WITH moments AS (
                         SELECT z, n FROM unnest(ARRAY['Pacific/Apia', 'America/Santiago', 'Australia/Lord_Howe', 'Pacific/Kiritimati', 'Pacific/Niue', 'Europe/Berlin']) z,
                                          generate_series(timestamptz '2011-01-01', timestamptz '2012-12-31', interval '61 hours') n
@@ -104,7 +112,8 @@ import TestSupport
                     SELECT count(*)::int8 AS checked,
                            count(*) FILTER (WHERE NOT (t >= n - interval '32 days' AND t < n + interval '2 days'))::int8 AS outside
                     FROM window_days
-                    """).single()
+                    """
+                ).single()
                 return (try row.decode("checked", as: Int64.self), try row.decode("outside", as: Int64.self))
             }
             #expect(checked > 1_000_000)

@@ -1,13 +1,14 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HabitSyncDomain
 import HabitSyncStore
 import LibPQClient
-import Testing
-import TestSupport
 import SyncTestSupport
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Swift's validation and PostgreSQL's constraints agree exactly: for every validated field and
 /// a generated set of edge values, whatever Swift accepts the database stores, and whatever the
@@ -15,26 +16,34 @@ import SyncTestSupport
 /// `refused_by_database` (the push's slow path), or as a verdict other than the local one.
 @Suite struct ValidationParityTests {
     static let edgeStrings: [String] = {
-        var values = ["", " ", "a", "  a  ", "\n", "a\n", "\na", "a\u{0}b", "\u{0}", "a\r\n", "\t", "a\tb", "\u{7F}", "\u{85}", "\u{9F}",
-                      "\u{2028}", "a\u{2028}", "\u{2029}", "e\u{301}", "\u{301}", "🏃‍♀️", "👍🏽", "\u{FEFF}a", "\u{200B}", "\u{00A0}", "\u{3000}",
-                      "\u{1680}", "a b", "Ω≈ç√", "名前", "\u{10FFFF}", "\\", "\"", "'", "%_", "null", "-0", "1e308",
-                      "#FFFFFF", "#FFFFFF\n", "#ffffff00", "#FFFFFF\u{2028}", "#FFF", "12:30", "23:59", "24:00", "12:30\n", "00:00",
-                      "a://x", "a://x\n", "a://x y", "a://x\u{00A0}", "a://\u{3000}", "instagram://", "instagram",
-                      "GMT+0530", "UTC+5", "UTC", "Europe/Berlin", "Etc/GMT+5", "Europe/Berlin\n", "EST5EDT", "posixrules", "localtime",
-                      "completed", "active", "medical", "exit_to_focus", "notStarted"]
+        var values = [
+            "", " ", "a", "  a  ", "\n", "a\n", "\na", "a\u{0}b", "\u{0}", "a\r\n", "\t", "a\tb", "\u{7F}", "\u{85}", "\u{9F}",
+            "\u{2028}", "a\u{2028}", "\u{2029}", "e\u{301}", "\u{301}", "🏃‍♀️", "👍🏽", "\u{FEFF}a", "\u{200B}", "\u{00A0}", "\u{3000}",
+            "\u{1680}", "a b", "Ω≈ç√", "名前", "\u{10FFFF}", "\\", "\"", "'", "%_", "null", "-0", "1e308",
+            "#FFFFFF", "#FFFFFF\n", "#ffffff00", "#FFFFFF\u{2028}", "#FFF", "12:30", "23:59", "24:00", "12:30\n", "00:00",
+            "a://x", "a://x\n", "a://x y", "a://x\u{00A0}", "a://\u{3000}", "instagram://", "instagram",
+            "GMT+0530", "UTC+5", "UTC", "Europe/Berlin", "Etc/GMT+5", "Europe/Berlin\n", "EST5EDT", "posixrules", "localtime",
+            "completed", "active", "medical", "exit_to_focus", "notStarted",
+        ]
         for count in [49, 50, 51, 99, 100, 101, 199, 200, 201, 499, 500, 501, 1999, 2000, 2001, 10_000] {
             values.append(String(repeating: "x", count: count))
             values.append(String(repeating: "é", count: count))
         }
-        values += [" " + String(repeating: "x", count: 200) + " ", String(repeating: "x", count: 200) + "\n", "\u{3000}" + String(repeating: "x", count: 199),
-                   String(repeating: "e\u{301}", count: 100), String(repeating: "🏃", count: 200), "\t" + String(repeating: "x", count: 199)]
+        values += [
+            " " + String(repeating: "x", count: 200) + " ", String(repeating: "x", count: 200) + "\n", "\u{3000}" + String(repeating: "x", count: 199),
+            String(repeating: "e\u{301}", count: 100), String(repeating: "🏃", count: 200), "\t" + String(repeating: "x", count: 199),
+        ]
         return values
     }()
 
-    static let edgeNumbers: [Double] = [0, -0.0, 1, -1, 2.5, 2_147_483_647, 2_147_483_648, -2_147_483_649, 9_007_199_254_740_993.0, 1e308, -1e308, Double.leastNonzeroMagnitude, 1500, 1500.0001, 100_000, 100_001]
+    static let edgeNumbers: [Double] = [
+        0, -0.0, 1, -1, 2.5, 2_147_483_647, 2_147_483_648, -2_147_483_649, 9_007_199_254_740_993.0, 1e308, -1e308, Double.leastNonzeroMagnitude, 1500, 1500.0001, 100_000, 100_001,
+    ]
     static let edgeDates = ["0001-01-01", "1969-12-31", "1970-01-01", "2024-02-29", "2026-02-29", "9999-12-31", "10000-01-01", "2026-11-20\n", "2026-1-2"]
-    static let edgeTimes = ["1970-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "1970-01-01T00:00:00+23:59", "9999-12-31T23:59:59.999-23:59",
-                            "2026-11-20T08:15:30.9999999Z", "2026-11-20T08:15:30Z\n", "2026-11-20 08:15:30+05:30", "2026-02-30T00:00:00Z"]
+    static let edgeTimes = [
+        "1970-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "1970-01-01T00:00:00+23:59", "9999-12-31T23:59:59.999-23:59",
+        "2026-11-20T08:15:30.9999999Z", "2026-11-20T08:15:30Z\n", "2026-11-20 08:15:30+05:30", "2026-02-30T00:00:00Z",
+    ]
 
     struct Field {
         let collection: String

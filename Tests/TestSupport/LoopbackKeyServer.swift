@@ -50,8 +50,9 @@ public final class LoopbackKeyServer: Sendable {
         var logger = Logger(label: "loopback-key-server")
         // Its shutdown reports the cancelled listener as an error: nothing a test needs to see.
         logger.logLevel = .critical
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
         let task = Task { try await app.runService(gracefulShutdownSignals: []) }
         var port = 0
         for await bound in portStream {

@@ -2,7 +2,7 @@ import Foundation
 import ServerHarness
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A plain TCP connection to the server for tests that misbehave on purpose: send part of a

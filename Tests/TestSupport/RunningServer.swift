@@ -1,8 +1,8 @@
 import Foundation
 import HabitSyncServer
 import LibPQClient
-import Migrations
 import Logging
+import Migrations
 import ServiceLifecycle
 
 /// The real application from `buildApplication`, serving on a free port for one test.
@@ -23,10 +23,11 @@ public struct RunningServer: Sendable {
         let pooled = database.pooledConnectionString
         let named = pooled == nil || TestPostgres.pgBouncerTracksPreparedStatements
         let pool = PGPool(
-            configuration: .init(connection: ServerConfiguration.requestConnection(
-                connectionString: pooled ?? database.connectionString, role: "habitsync_app",
-                transactionPooling: pooled != nil, namedPreparedStatements: named, distributed: TestPostgres.onCitus),
-                                 maximumConnections: poolSize),
+            configuration: .init(
+                connection: ServerConfiguration.requestConnection(
+                    connectionString: pooled ?? database.connectionString, role: "habitsync_app",
+                    transactionPooling: pooled != nil, namedPreparedStatements: named, distributed: TestPostgres.onCitus),
+                maximumConnections: poolSize),
             logger: TestPostgres.logger)
         let readiness = Readiness()
         let metrics = ServerMetrics()

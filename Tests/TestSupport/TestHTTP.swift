@@ -1,7 +1,8 @@
 import Foundation
 import ServerHarness
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A minimal HTTP client for tests, over URLSession (no extra dependency to build).

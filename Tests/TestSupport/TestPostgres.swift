@@ -114,10 +114,11 @@ public actor TestPostgres {
         // and adding a node would send the new node commands for that database. An operator's
         // database is never such a copy.
         try await Self.admin(database.connectionString) {
-            try await $0.simpleQuery(unsafeSQL: """
-                UPDATE pg_dist_object SET objid = (SELECT oid FROM pg_database WHERE datname = current_database())
-                WHERE classid = 'pg_database'::regclass
-                """)
+            try await $0.simpleQuery(
+                unsafeSQL: """
+                    UPDATE pg_dist_object SET objid = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    WHERE classid = 'pg_database'::regclass
+                    """)
         }
         return (host, port)
     }
@@ -215,8 +216,9 @@ public actor TestPostgres {
                         let (host, port) = TestPostgres.hostAndPort(node)
                         return "host=\(host) port=\(port) user=postgres dbname=\(database) connect_timeout=120"
                     }
-                    return Server(admin: conninfo(nodes[0], "postgres"), forDatabase: { conninfo(nodes[0], $0) },
-                                  workerAdmins: nodes.dropFirst().map { conninfo($0, "postgres") })
+                    return Server(
+                        admin: conninfo(nodes[0], "postgres"), forDatabase: { conninfo(nodes[0], $0) },
+                        workerAdmins: nodes.dropFirst().map { conninfo($0, "postgres") })
                 }
                 if let url = ProcessInfo.processInfo.environment["HABITSYNC_TEST_DATABASE_URL"], !url.isEmpty {
                     // A key=value conninfo; a later dbname overrides the one it names.
@@ -229,14 +231,16 @@ public actor TestPostgres {
                 let running = cluster.running
                 // libpq's connect_timeout (5 s by default in our client) is not what any test
                 // means: a run beside two release builds once took longer to connect.
-                var server = Server(admin: running.connectionString(database: "postgres") + " connect_timeout=120",
-                                    forDatabase: { running.connectionString(database: $0) + " connect_timeout=120" })
+                var server = Server(
+                    admin: running.connectionString(database: "postgres") + " connect_timeout=120",
+                    forDatabase: { running.connectionString(database: $0) + " connect_timeout=120" })
                 if Self.throughPgBouncer {
                     // Three server connections per database: fewer than a server's pool of four.
                     // A queue wait no busy machine reaches: with PgBouncer's 5 s, a request
                     // queued behind a slow export or erasure failed with 503 now and then.
-                    let bouncer = try await PgBouncerProcess.start(postgresPort: running.port, user: running.superuser, password: running.password, poolSize: 3,
-                                                                   queryWaitSeconds: 300)
+                    let bouncer = try await PgBouncerProcess.start(
+                        postgresPort: running.port, user: running.superuser, password: running.password, poolSize: 3,
+                        queryWaitSeconds: 300)
                     Self.bouncer.withLock { $0 = bouncer }
                     atexit { TestPostgres.bouncer.withLock { $0?.stop() } }
                     server.pooledForDatabase = { bouncer.connectionString(database: $0) }
@@ -294,7 +298,8 @@ public struct TestDatabase: Sendable {
     /// On Citus, with the settings a server's request sessions have there (the request scope
     /// reaches the workers), so a test's own pool sees what the server sees.
     func connection(role: String?) -> PGConnectionConfiguration {
-        .init(connectionString: connectionString, role: role,
-              sessionSettings: TestPostgres.onCitus ? ServerConfiguration.distributedRequestSessionSettings : [:])
+        .init(
+            connectionString: connectionString, role: role,
+            sessionSettings: TestPostgres.onCitus ? ServerConfiguration.distributedRequestSessionSettings : [:])
     }
 }

@@ -24,8 +24,10 @@ public final class AutoSync: Sendable {
 
     enum Trigger: Sendable { case localWrite, periodic, signal }
 
-    public init(engine: SyncEngine, debounce: Duration = .seconds(2), interval: Duration = .seconds(300), policy: RetryPolicy = RetryPolicy(),
-                realtime: Bool = false, sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
+    public init(
+        engine: SyncEngine, debounce: Duration = .seconds(2), interval: Duration = .seconds(300), policy: RetryPolicy = RetryPolicy(),
+        realtime: Bool = false, sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
         self.engine = engine
         self.realtime = realtime
         self.debounce = debounce

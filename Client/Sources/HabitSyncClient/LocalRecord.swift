@@ -27,7 +27,7 @@ public struct LocalRecord: Sendable, Hashable {
 
     init(row: Row) throws {
         guard let collection = SyncCollection(rawValue: row["collection"]), let id = UUID(uuidString: row["id"]),
-              let status = SyncStatus(rawValue: row["sync_status"])
+            let status = SyncStatus(rawValue: row["sync_status"])
         else { throw LocalStoreError.corruptRow }
         self.collection = collection
         self.id = id

@@ -8,78 +8,82 @@ enum LocalSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1 records, outbox, pending batch") { db in
-            try db.execute(sql: """
-                CREATE TABLE records (
-                    collection TEXT NOT NULL,
-                    id TEXT NOT NULL,
-                    record TEXT,                       -- the fields as JSON; NULL for a tombstone
-                    updated_at_ms INTEGER NOT NULL,
-                    updated_by TEXT NOT NULL,
-                    sync_status TEXT NOT NULL CHECK (sync_status IN ('synced', 'pending', 'failed')),
-                    last_synced_at_ms INTEGER,
-                    server_version INTEGER,
-                    failure_code TEXT,
-                    failure_field TEXT,
-                    failure_message TEXT,
-                    PRIMARY KEY (collection, id)
-                );
-                -- One entry per record with an unconfirmed edit; sequence orders the edits and
-                -- tells whether a record was edited again while its batch was out.
-                CREATE TABLE outbox (
-                    collection TEXT NOT NULL,
-                    id TEXT NOT NULL,
-                    sequence INTEGER NOT NULL UNIQUE,
-                    PRIMARY KEY (collection, id)
-                );
-                -- The batch being sent: persisted before it is sent, sent byte for byte again
-                -- until the server answers.
-                CREATE TABLE pending_batch (
-                    batch_id TEXT PRIMARY KEY,
-                    body BLOB NOT NULL
-                );
-                CREATE TABLE pending_batch_entries (
-                    batch_id TEXT NOT NULL REFERENCES pending_batch (batch_id) ON DELETE CASCADE,
-                    position INTEGER NOT NULL,
-                    collection TEXT NOT NULL,
-                    id TEXT NOT NULL,
-                    sequence INTEGER NOT NULL,
-                    PRIMARY KEY (batch_id, position)
-                );
-                CREATE TABLE sync_state (
-                    key TEXT PRIMARY KEY,
-                    value TEXT NOT NULL
-                );
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE records (
+                        collection TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        record TEXT,                       -- the fields as JSON; NULL for a tombstone
+                        updated_at_ms INTEGER NOT NULL,
+                        updated_by TEXT NOT NULL,
+                        sync_status TEXT NOT NULL CHECK (sync_status IN ('synced', 'pending', 'failed')),
+                        last_synced_at_ms INTEGER,
+                        server_version INTEGER,
+                        failure_code TEXT,
+                        failure_field TEXT,
+                        failure_message TEXT,
+                        PRIMARY KEY (collection, id)
+                    );
+                    -- One entry per record with an unconfirmed edit; sequence orders the edits and
+                    -- tells whether a record was edited again while its batch was out.
+                    CREATE TABLE outbox (
+                        collection TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        sequence INTEGER NOT NULL UNIQUE,
+                        PRIMARY KEY (collection, id)
+                    );
+                    -- The batch being sent: persisted before it is sent, sent byte for byte again
+                    -- until the server answers.
+                    CREATE TABLE pending_batch (
+                        batch_id TEXT PRIMARY KEY,
+                        body BLOB NOT NULL
+                    );
+                    CREATE TABLE pending_batch_entries (
+                        batch_id TEXT NOT NULL REFERENCES pending_batch (batch_id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL,
+                        collection TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        sequence INTEGER NOT NULL,
+                        PRIMARY KEY (batch_id, position)
+                    );
+                    CREATE TABLE sync_state (
+                        key TEXT PRIMARY KEY,
+                        value TEXT NOT NULL
+                    );
+                    """)
         }
         migrator.registerMigration("v2 progress by day, resync marks") { db in
-            try db.execute(sql: """
-                -- A habit's progress of one day, found without reading the user's history.
-                CREATE INDEX records_progress_of_day ON records (lower(json_extract(record, '$.habitId')), json_extract(record, '$.date'))
-                    WHERE collection = 'dailyProgress';
-                -- Set on every synced record when a pull without a cursor begins; cleared on
-                -- each record it brings. What is still marked when it ends was deleted on the
-                -- server (tombstone purged, or older than the pull): the device drops it.
-                ALTER TABLE records ADD COLUMN awaiting_resync INTEGER NOT NULL DEFAULT 0;
-                """)
+            try db.execute(
+                sql: """
+                    -- A habit's progress of one day, found without reading the user's history.
+                    CREATE INDEX records_progress_of_day ON records (lower(json_extract(record, '$.habitId')), json_extract(record, '$.date'))
+                        WHERE collection = 'dailyProgress';
+                    -- Set on every synced record when a pull without a cursor begins; cleared on
+                    -- each record it brings. What is still marked when it ends was deleted on the
+                    -- server (tombstone purged, or older than the pull): the device drops it.
+                    ALTER TABLE records ADD COLUMN awaiting_resync INTEGER NOT NULL DEFAULT 0;
+                    """)
         }
         migrator.registerMigration("v3 progress increments") { db in
-            try db.execute(sql: """
-                -- A dailyProgress record's count change not yet in a batch: what the user added
-                -- (negative: took away) since the server last acknowledged it, sent as the
-                -- change's increment. NULL: the count is sent as an absolute value (a set), or
-                -- the record is not a progress record with a pending edit.
-                ALTER TABLE records ADD COLUMN pending_increment INTEGER;
-                """)
+            try db.execute(
+                sql: """
+                    -- A dailyProgress record's count change not yet in a batch: what the user added
+                    -- (negative: took away) since the server last acknowledged it, sent as the
+                    -- change's increment. NULL: the count is sent as an absolute value (a set), or
+                    -- the record is not a progress record with a pending edit.
+                    ALTER TABLE records ADD COLUMN pending_increment INTEGER;
+                    """)
         }
         migrator.registerMigration("v4 changed fields") { db in
-            try db.execute(sql: """
-                -- A record that merges field by field (habits, reminders, selectedApps,
-                -- userSettings) with an edit not yet in a batch: the fields the user changed,
-                -- each with the time of its change ({"name": 1795162530123}), sent as only those
-                -- fields with their fieldTimes. NULL: the record is sent whole (a new record, one
-                -- the server refused, another collection) or has no pending edit.
-                ALTER TABLE records ADD COLUMN pending_fields TEXT;
-                """)
+            try db.execute(
+                sql: """
+                    -- A record that merges field by field (habits, reminders, selectedApps,
+                    -- userSettings) with an edit not yet in a batch: the fields the user changed,
+                    -- each with the time of its change ({"name": 1795162530123}), sent as only those
+                    -- fields with their fieldTimes. NULL: the record is sent whole (a new record, one
+                    -- the server refused, another collection) or has no pending edit.
+                    ALTER TABLE records ADD COLUMN pending_fields TEXT;
+                    """)
         }
         return migrator
     }
@@ -180,8 +184,9 @@ enum LocalSchema {
     }
 
     static func setState(_ db: Database, _ key: String, _ value: String) throws {
-        try db.execute(sql: "INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                       arguments: [key, value])
+        try db.execute(
+            sql: "INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            arguments: [key, value])
     }
 
     /// The newest `updatedAt` this device has seen, its own writes and the server's alike.

@@ -35,8 +35,10 @@ extension LocalStore {
             for fields in changes {
                 guard let change = ServerChange(fields) else { throw SyncProtocolError.malformedResponse }
                 try LocalSchema.noteSeen(db, change.updatedAt)
-                let pending = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE collection = ? AND id = ?)",
-                                                arguments: [change.collection.rawValue, Self.key(change.id)]) ?? false
+                let pending =
+                    try Bool.fetchOne(
+                        db, sql: "SELECT EXISTS (SELECT 1 FROM outbox WHERE collection = ? AND id = ?)",
+                        arguments: [change.collection.rawValue, Self.key(change.id)]) ?? false
                 if pending { continue }
                 try Self.adopt(db, change, syncedAt: syncedAt)
                 stored += 1

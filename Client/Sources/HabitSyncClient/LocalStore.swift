@@ -69,7 +69,8 @@ public final class LocalStore: Sendable {
             }
             var changedFields: Set<String>?
             if collection.mergesByField, let existing, let before = existing.fields, existing.syncStatus != .failed,
-               let changed = Self.changedFields(collection, from: before, to: fields, saving: validated, context: context) {
+                let changed = Self.changedFields(collection, from: before, to: fields, saving: validated, context: context)
+            {
                 // Only what the user changed is sent, so another device's edit of another field stays.
                 if changed.isEmpty { return existing }
                 changedFields = changed
@@ -110,10 +111,12 @@ public final class LocalStore: Sendable {
     /// The fields whose value differs, compared as the server stores them (a field left out is
     /// null, but a `createdAt` left out is the server's to keep); nil when the record as it was
     /// does not pass today's rules (it is then sent whole).
-    static func changedFields(_ collection: SyncCollection, from before: [String: JSONValue], to after: [String: JSONValue],
-                              saving new: ValidatedRecord, context: ValidationContext) -> Set<String>? {
+    static func changedFields(
+        _ collection: SyncCollection, from before: [String: JSONValue], to after: [String: JSONValue],
+        saving new: ValidatedRecord, context: ValidationContext
+    ) -> Set<String>? {
         guard let old = try? ValidatedRecord.validate(collection, before, context: context), let was = CanonicalFields.of(old),
-              let now = CanonicalFields.of(new)
+            let now = CanonicalFields.of(new)
         else { return nil }
         return Set(was.keys).union(now.keys).filter { field in
             if field == "createdAt", after[field] == nil || after[field] == .null { return false }
@@ -128,26 +131,35 @@ public final class LocalStore: Sendable {
 
     /// `changedFields`: the fields an edit of a record that merges by field changed (nil: it is
     /// sent whole, unless it already waits to be sent by field).
-    private func writeLocalEdit(_ db: Database, _ collection: SyncCollection, _ id: UUID, json: String?, countChange: CountChange = .none,
-                                changedFields: Set<String>? = nil) throws {
+    private func writeLocalEdit(
+        _ db: Database, _ collection: SyncCollection, _ id: UUID, json: String?, countChange: CountChange = .none,
+        changedFields: Set<String>? = nil
+    ) throws {
         let updatedAt = SyncClock.nextUpdatedAt(now: now(), newestSeen: try LocalSchema.newestSeen(db))
         // Whether the record waits to be sent as a set: an addition then joins that set.
-        let pendingSet = try Bool.fetchOne(db, sql: """
-            SELECT EXISTS (SELECT 1 FROM outbox o JOIN records r ON r.collection = o.collection AND r.id = o.id
-                           WHERE o.collection = ? AND o.id = ? AND r.pending_increment IS NULL)
-            """, arguments: [collection.rawValue, Self.key(id)]) ?? false
-        try db.execute(sql: LocalSchema.upsertLocalEdit, arguments: [
-            collection.rawValue, Self.key(id), json, WireTime.milliseconds(updatedAt), deviceID,
-        ])
+        let pendingSet =
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM outbox o JOIN records r ON r.collection = o.collection AND r.id = o.id
+                                   WHERE o.collection = ? AND o.id = ? AND r.pending_increment IS NULL)
+                    """, arguments: [collection.rawValue, Self.key(id)]) ?? false
+        try db.execute(
+            sql: LocalSchema.upsertLocalEdit,
+            arguments: [
+                collection.rawValue, Self.key(id), json, WireTime.milliseconds(updatedAt), deviceID,
+            ])
         switch countChange {
         case .none, .set:
             try db.execute(sql: LocalSchema.clearPendingIncrement, arguments: [collection.rawValue, Self.key(id)])
         case .add(let delta):
             try db.execute(sql: LocalSchema.addPendingIncrement, arguments: [pendingSet, delta, collection.rawValue, Self.key(id)])
         }
-        try db.execute(sql: LocalSchema.setPendingFields, arguments: [
-            try Self.pendingFields(db, collection, id, adding: json == nil ? nil : changedFields, at: updatedAt), collection.rawValue, Self.key(id),
-        ])
+        try db.execute(
+            sql: LocalSchema.setPendingFields,
+            arguments: [
+                try Self.pendingFields(db, collection, id, adding: json == nil ? nil : changedFields, at: updatedAt), collection.rawValue, Self.key(id),
+            ])
         try LocalSchema.noteSeen(db, updatedAt)
         try db.execute(sql: LocalSchema.enqueue, arguments: [collection.rawValue, Self.key(id), try LocalSchema.nextSequence(db)])
     }
@@ -156,10 +168,12 @@ public final class LocalStore: Sendable {
     /// change of each field counts); nil, the record is sent whole.
     private static func pendingFields(_ db: Database, _ collection: SyncCollection, _ id: UUID, adding fields: Set<String>?, at time: Date) throws -> String? {
         guard let fields else { return nil }
-        let row = try Row.fetchOne(db, sql: """
-            SELECT pending_fields, EXISTS (SELECT 1 FROM outbox o WHERE o.collection = r.collection AND o.id = r.id) AS queued
-            FROM records r WHERE collection = ? AND id = ?
-            """, arguments: [collection.rawValue, key(id)])
+        let row = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT pending_fields, EXISTS (SELECT 1 FROM outbox o WHERE o.collection = r.collection AND o.id = r.id) AS queued
+                FROM records r WHERE collection = ? AND id = ?
+                """, arguments: [collection.rawValue, key(id)])
         let text: String? = row?["pending_fields"]
         // Waiting to be sent whole (the server may not have it yet): it still is.
         if text == nil, row?["queued"] == true { return nil }
@@ -216,7 +230,9 @@ public final class LocalStore: Sendable {
     }
 
     static func fetchAll(_ db: Database, _ collection: SyncCollection, includingDeleted: Bool) throws -> [LocalRecord] {
-        try Row.fetchAll(db, sql: "SELECT * FROM records WHERE collection = ? AND (? OR record IS NOT NULL) ORDER BY id",
-                         arguments: [collection.rawValue, includingDeleted]).map(LocalRecord.init(row:))
+        try Row.fetchAll(
+            db, sql: "SELECT * FROM records WHERE collection = ? AND (? OR record IS NOT NULL) ORDER BY id",
+            arguments: [collection.rawValue, includingDeleted]
+        ).map(LocalRecord.init(row:))
     }
 }

@@ -14,11 +14,11 @@ struct ServerChange: Sendable {
 
     init?(_ fields: [String: JSONValue]) {
         guard case .string(let collectionName)? = fields["collection"], let collection = SyncCollection(rawValue: collectionName),
-              case .string(let idText)? = fields["id"], let id = UUID(uuidString: idText),
-              case .number(let number)? = fields["serverVersion"], let version = Int64(exactly: number),
-              case .string(let updatedText)? = fields["updatedAt"], let updatedAt = WireTime.parse(updatedText),
-              case .string(let updatedBy)? = fields["updatedBy"],
-              case .string(let op)? = fields["op"]
+            case .string(let idText)? = fields["id"], let id = UUID(uuidString: idText),
+            case .number(let number)? = fields["serverVersion"], let version = Int64(exactly: number),
+            case .string(let updatedText)? = fields["updatedAt"], let updatedAt = WireTime.parse(updatedText),
+            case .string(let updatedBy)? = fields["updatedBy"],
+            case .string(let op)? = fields["op"]
         else { return nil }
         self.collection = collection
         self.id = id

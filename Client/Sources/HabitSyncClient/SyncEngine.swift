@@ -1,8 +1,9 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HabitSyncDomain
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The device's half of the protocol over HTTP: pushes the outbox batch by batch, then pulls
 /// pages to the end. Network failures leave the batch persisted, so the next `sync()` sends the
@@ -28,8 +29,10 @@ public struct SyncEngine: Sendable {
     /// app routes it to its own logging.
     public var log: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("habitsync: \(line)\n".utf8)) }
 
-    public init(store: LocalStore, baseURL: URL, transport: any SyncTransport = URLSessionTransport(),
-                token: @escaping @Sendable () async throws -> String) {
+    public init(
+        store: LocalStore, baseURL: URL, transport: any SyncTransport = URLSessionTransport(),
+        token: @escaping @Sendable () async throws -> String
+    ) {
         self.store = store
         self.baseURL = baseURL
         self.transport = transport
@@ -55,7 +58,7 @@ public struct SyncEngine: Sendable {
 
         init?(status: Int, body: Data) {
             guard status == 410, let error = SyncEngine.errorObject(body),
-                  case .string(let code)? = error["code"], code == "reset_required" || code == "account_restarted"
+                case .string(let code)? = error["code"], code == "reset_required" || code == "account_restarted"
             else { return nil }
             self.code = code
             if case .string(let text)? = error["epoch"] { epoch = text } else { epoch = nil }
@@ -126,7 +129,7 @@ public struct SyncEngine: Sendable {
             }
             guard response.statusCode == 200 else { throw Self.error(response, body: body) }
             guard case .object(let page) = try JSONParser.parse(body), case .array(let items)? = page["changes"],
-                  case .string(let cursor)? = page["cursor"], case .bool(let more)? = page["hasMore"]
+                case .string(let cursor)? = page["cursor"], case .bool(let more)? = page["hasMore"]
             else { throw SyncProtocolError.malformedResponse }
             let changes = items.compactMap { item -> [String: JSONValue]? in if case .object(let change) = item { change } else { nil } }
             var epoch: String?
@@ -153,7 +156,7 @@ public struct SyncEngine: Sendable {
         for (name, value) in fields {
             guard let collection = SyncCollection(rawValue: name) else { continue }  // one a newer server digests
             guard case .object(let digest) = value, case .number(let count)? = digest["count"], let whole = Int64(exactly: count),
-                  case .string(let hash)? = digest["hash"], let parsed = RecordDigest(count: whole, hashText: hash)
+                case .string(let hash)? = digest["hash"], let parsed = RecordDigest(count: whole, hashText: hash)
             else { throw SyncProtocolError.malformedResponse }
             digests[collection] = parsed
         }
@@ -173,8 +176,10 @@ public struct SyncEngine: Sendable {
     /// `sync()`, tried again after a network failure or a `429`/`503`, waiting as `policy`
     /// says, up to its attempts; then the last error. The persisted batch makes every retry
     /// send the same bytes.
-    public func syncRetrying(policy: RetryPolicy = RetryPolicy(),
-                             sleep: @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }) async throws -> Report {
+    public func syncRetrying(
+        policy: RetryPolicy = RetryPolicy(),
+        sleep: @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
+    ) async throws -> Report {
         var attempt = 0
         while true {
             do {
@@ -248,7 +253,7 @@ public struct SyncEngine: Sendable {
     /// Whether an export document is whole: its trailer says so and counts every section.
     static func isCompleteExport(_ body: Data) -> Bool {
         guard case .object(let document)? = try? JSONParser.parse(body, limits: .administrativeFile), case .bool(true)? = document["complete"],
-              case .object(let counts)? = document["counts"], !counts.isEmpty
+            case .object(let counts)? = document["counts"], !counts.isEmpty
         else { return false }
         return counts.allSatisfy { section, count in
             guard case .array(let items)? = document[section], case .number(let expected) = count else { return false }

@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HabitSyncClient
 import HabitSyncDomain
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 // habitsync-device: a device in a terminal, on the SDK. Two terminals with two store files are
 // two phones of one user.
@@ -86,7 +87,7 @@ func run() async throws {
         }
     case "sync":
         guard let server = URL(string: (options["server"] ?? environment["HABITSYNC_SERVER"] ?? "http://127.0.0.1:8080") + "/"),
-              let token = options["token"] ?? environment["HABITSYNC_TOKEN"]
+            let token = options["token"] ?? environment["HABITSYNC_TOKEN"]
         else { throw Usage(description: "sync needs --token (or HABITSYNC_TOKEN) and a server URL") }
         let timeout = options["timeout"] ?? environment["HABITSYNC_TIMEOUT"] ?? "60"
         guard let seconds = TimeInterval(timeout), seconds.isFinite, seconds >= 1, seconds <= 86_400

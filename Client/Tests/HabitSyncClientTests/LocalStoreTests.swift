@@ -102,15 +102,20 @@ final class ManualClock: @unchecked Sendable {
         let store = try Self.store(clock)
         let applied = UUID(), superseded = UUID(), rejected = UUID(), editedInFlight = UUID(), progress = UUID(), canonical = UUID()
         for id in [applied, superseded, rejected, editedInFlight] { try store.save(.habits, id: id, fields: Self.habit) }
-        try store.save(.dailyProgress, id: progress, fields: ["habitId": .string(applied.uuidString), "date": .string("2026-11-20"),
-                                                               "progressCount": .number(1), "goalCount": .number(1)])
+        try store.save(
+            .dailyProgress, id: progress,
+            fields: [
+                "habitId": .string(applied.uuidString), "date": .string("2026-11-20"),
+                "progressCount": .number(1), "goalCount": .number(1),
+            ])
         let batch = try #require(try store.nextBatch())
         #expect(batch.changeCount == 5)
         var edited = Self.habit
         edited["name"] = .string("Edited while the batch was out")
         try store.save(.habits, id: editedInFlight, fields: edited)
 
-        let winner = "{\"collection\":\"habits\",\"op\":\"upsert\",\"id\":\"\(superseded.uuidString.lowercased())\",\"serverVersion\":7,\"updatedAt\":\"2027-01-01T00:00:00.000Z\",\"updatedBy\":\"watch\",\"record\":{\"name\":\"Watch's\"}}"
+        let winner =
+            "{\"collection\":\"habits\",\"op\":\"upsert\",\"id\":\"\(superseded.uuidString.lowercased())\",\"serverVersion\":7,\"updatedAt\":\"2027-01-01T00:00:00.000Z\",\"updatedBy\":\"watch\",\"record\":{\"name\":\"Watch's\"}}"
         let response = """
             {"batchId":"\(batch.batchID.uuidString.lowercased())","results":[
             {"index":0,"id":"\(applied.uuidString.lowercased())","status":"applied","serverVersion":5},
@@ -191,11 +196,14 @@ final class ManualClock: @unchecked Sendable {
         let habit = try store.save(.habits, fields: Self.habit)
         let batch = try #require(try store.nextBatch())
         let rejected = #"{"code":"timestamp_in_future","field":"timestamp","message":"too far ahead"}"#
-        _ = try store.settle(batch, responseBody: Data("""
-            {"batchId":"\(batch.batchID)","results":[
-             {"index":0,"id":"\(xp.id)","status":"rejected","error":\(rejected)},
-             {"index":1,"id":"\(habit.id)","status":"rejected","error":\(rejected)}]}
-            """.utf8))
+        _ = try store.settle(
+            batch,
+            responseBody: Data(
+                """
+                {"batchId":"\(batch.batchID)","results":[
+                 {"index":0,"id":"\(xp.id)","status":"rejected","error":\(rejected)},
+                 {"index":1,"id":"\(habit.id)","status":"rejected","error":\(rejected)}]}
+                """.utf8))
         #expect(try store.record(.xpTransactions, id: xp.id)?.syncStatus == .failed)
         // An append-only record the server refused may be written again, corrected.
         var corrected = event

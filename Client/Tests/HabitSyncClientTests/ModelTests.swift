@@ -21,14 +21,18 @@ import Testing
 
     @Test func everyWritableModelReadsBackAsSaved() throws {
         let store = try LocalStoreTests.store(Self.clock)
-        let habit = Habit(name: "Quit sugar", habitDescription: "two lines\nhere", color: "#FFAA00", habitType: .breaking, goalCount: 2,
-                          goalUnit: "snacks", schedule: .specificWeekdays([.monday, .friday]), baselineCount: 5, startDate: Self.day,
-                          endDate: LocalDate(year: 2027, month: 1, day: 1), createdAt: Self.now.addingTimeInterval(-60))
+        let habit = Habit(
+            name: "Quit sugar", habitDescription: "two lines\nhere", color: "#FFAA00", habitType: .breaking, goalCount: 2,
+            goalUnit: "snacks", schedule: .specificWeekdays([.monday, .friday]), baselineCount: 5, startDate: Self.day,
+            endDate: LocalDate(year: 2027, month: 1, day: 1), createdAt: Self.now.addingTimeInterval(-60))
         let habitID = try store.save(habit).id
         try roundTrip(store, Habit(name: "Read", schedule: .everyNDays(3), startDate: Self.day))
         try roundTrip(store, Reminder(habitId: habitID, time: "07:30", notificationIdentifier: "n-1"))
-        try roundTrip(store, DailyProgress(habitId: habitID, date: Self.day, progressCount: 3, goalCount: 2,
-                                           timestamps: [Self.now.addingTimeInterval(-5)], difficulty: 4, skipReason: .travel, skipNote: "train"))
+        try roundTrip(
+            store,
+            DailyProgress(
+                habitId: habitID, date: Self.day, progressCount: 3, goalCount: 2,
+                timestamps: [Self.now.addingTimeInterval(-5)], difficulty: 4, skipReason: .travel, skipNote: "train"))
         try roundTrip(store, XPTransaction(amount: -20, reason: "undo", timestamp: Self.now, date: Self.day))
         try roundTrip(store, Achievement(achievementId: "first-week", title: "First week", unlockedAt: Self.now, xpAwarded: 100))
         try roundTrip(store, FocusSession(startTime: Self.now.addingTimeInterval(-600), endTime: Self.now, state: .completed, duration: 600, pausedDuration: 12.5))
@@ -61,11 +65,14 @@ import Testing
     @Test func derivedRecordsAreReadFromWhatThePullBrought() throws {
         let store = try LocalStoreTests.store(Self.clock)
         #expect(try store.derived(UserProgress.self) == nil)
-        try store.storePulledPage(changes: [[
-            "collection": .string("userProgress"), "op": .string("upsert"), "id": .string(UUID().uuidString), "serverVersion": .number(7),
-            "updatedAt": .string("2026-11-17T07:00:00.000Z"), "updatedBy": .string("server"),
-            "record": .object(["totalXP": .number(1300), "currentLevel": .number(3), "xpForCurrentLevel": .number(100), "xpForNextLevel": .number(1500)]),
-        ]], cursor: "c1")
+        try store.storePulledPage(
+            changes: [
+                [
+                    "collection": .string("userProgress"), "op": .string("upsert"), "id": .string(UUID().uuidString), "serverVersion": .number(7),
+                    "updatedAt": .string("2026-11-17T07:00:00.000Z"), "updatedBy": .string("server"),
+                    "record": .object(["totalXP": .number(1300), "currentLevel": .number(3), "xpForCurrentLevel": .number(100), "xpForNextLevel": .number(1500)]),
+                ]
+            ], cursor: "c1")
         let progress = try #require(try store.derived(UserProgress.self))
         #expect(progress.totalXP == 1300 && progress.currentLevel == 3 && progress.xpForCurrentLevel == 100 && progress.xpForNextLevel == 1500)
     }
@@ -80,12 +87,17 @@ import Testing
         // Another device's record of the same day, pulled before this one's is pushed: the
         // day shows the later write.
         let other = UUID()
-        try store.storePulledPage(changes: [[
-            "collection": .string("dailyProgress"), "op": .string("upsert"), "id": .string(other.uuidString.lowercased()), "serverVersion": .number(3),
-            "updatedAt": .string(WireTime.format(Self.now.addingTimeInterval(60))), "updatedBy": .string("watch"),
-            "record": .object(["habitId": .string(habit.uuidString.lowercased()), "date": .string("2026-11-17"), "progressCount": .number(5),
-                               "goalCount": .number(3), "timestamps": .array([]), "difficulty": .null, "skipReason": .null, "skipNote": .null]),
-        ]], cursor: "c1")
+        try store.storePulledPage(
+            changes: [
+                [
+                    "collection": .string("dailyProgress"), "op": .string("upsert"), "id": .string(other.uuidString.lowercased()), "serverVersion": .number(3),
+                    "updatedAt": .string(WireTime.format(Self.now.addingTimeInterval(60))), "updatedBy": .string("watch"),
+                    "record": .object([
+                        "habitId": .string(habit.uuidString.lowercased()), "date": .string("2026-11-17"), "progressCount": .number(5),
+                        "goalCount": .number(3), "timestamps": .array([]), "difficulty": .null, "skipReason": .null, "skipNote": .null,
+                    ]),
+                ]
+            ], cursor: "c1")
         #expect(try store.progress(habitId: habit, date: Self.day)?.id == other)
     }
 
@@ -103,8 +115,10 @@ import Testing
         func pulled(_ id: UUID, name: String) -> [String: JSONValue] {
             var record = LocalStoreTests.habit
             record["name"] = .string(name)
-            return ["collection": .string("habits"), "op": .string("upsert"), "id": .string(id.uuidString), "serverVersion": .number(1),
-                    "updatedAt": .string("2026-11-17T07:00:00.000Z"), "updatedBy": .string("watch"), "record": .object(record)]
+            return [
+                "collection": .string("habits"), "op": .string("upsert"), "id": .string(id.uuidString), "serverVersion": .number(1),
+                "updatedAt": .string("2026-11-17T07:00:00.000Z"), "updatedBy": .string("watch"), "record": .object(record),
+            ]
         }
         let kept = UUID(), purged = UUID()
         try store.storePulledPage(changes: [pulled(kept, name: "Kept"), pulled(purged, name: "Purged")], cursor: "c1", isLast: true)

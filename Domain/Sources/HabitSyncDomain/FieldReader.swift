@@ -97,10 +97,15 @@ struct FieldReader {
 
     func parseTimestamp(_ name: String, _ text: String, event: Bool) throws(ChangeRejection) -> Date {
         guard let date = WireTime.parse(text, years: LocalDate.recordYears) else {
-            throw invalid(name, "must be an RFC 3339 timestamp with an offset in years \(LocalDate.recordYears.lowerBound)–\(LocalDate.recordYears.upperBound), such as 2026-11-20T08:15:30.123Z, not '\(String(text.unicodeScalars.prefix(40)))'")
+            throw invalid(
+                name,
+                "must be an RFC 3339 timestamp with an offset in years \(LocalDate.recordYears.lowerBound)–\(LocalDate.recordYears.upperBound), such as 2026-11-20T08:15:30.123Z, not '\(String(text.unicodeScalars.prefix(40)))'"
+            )
         }
         if event, date > context.latestAcceptedTime {
-            throw ChangeRejection(.timestampInFuture, field: path(name), "\(path(name)) is \(WireTime.format(date)), later than the server's clock allows (now \(WireTime.format(context.now)) plus \(Int(context.maximumSkew)) s); check the device's clock")
+            throw ChangeRejection(
+                .timestampInFuture, field: path(name),
+                "\(path(name)) is \(WireTime.format(date)), later than the server's clock allows (now \(WireTime.format(context.now)) plus \(Int(context.maximumSkew)) s); check the device's clock")
         }
         return date
     }
@@ -109,7 +114,8 @@ struct FieldReader {
         guard let value = value(name) else { return nil }
         guard case .string(let text) = value else { throw wrongType(name, "a yyyy-MM-dd date string", value) }
         guard let date = LocalDate(text, years: LocalDate.recordYears) else {
-            throw invalid(name, "must be a real calendar date yyyy-MM-dd in years \(LocalDate.recordYears.lowerBound)–\(LocalDate.recordYears.upperBound), not '\(String(text.unicodeScalars.prefix(40)))'")
+            throw invalid(
+                name, "must be a real calendar date yyyy-MM-dd in years \(LocalDate.recordYears.lowerBound)–\(LocalDate.recordYears.upperBound), not '\(String(text.unicodeScalars.prefix(40)))'")
         }
         return date
     }

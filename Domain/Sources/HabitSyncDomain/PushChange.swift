@@ -30,8 +30,10 @@ public struct PushChange: Sendable, Equatable {
     /// How far one change may move a day's count.
     public static let incrementRange = -1000...1000
 
-    public init(index: Int, collection: SyncCollection, op: ChangeOperation, id: UUID, updatedAt: Date, clamped: Bool,
-                record: ValidatedRecord?, rawRecord: [String: JSONValue]?, increment: Int? = nil, fieldTimes: [String: Date] = [:]) {
+    public init(
+        index: Int, collection: SyncCollection, op: ChangeOperation, id: UUID, updatedAt: Date, clamped: Bool,
+        record: ValidatedRecord?, rawRecord: [String: JSONValue]?, increment: Int? = nil, fieldTimes: [String: Date] = [:]
+    ) {
         self.index = index
         self.collection = collection
         self.op = op
@@ -51,7 +53,8 @@ public struct PushChange: Sendable, Equatable {
         if let unknown = fields.keys.filter({ !allowed.contains($0) }).sorted().first {
             let name = TextRules.quoted(unknown)
             let hint = unknown == "increment" ? "; increment needs \"protocolVersion\": 2 in the push" : ""
-            throw ChangeRejection(.unknownField, field: name, "\(name) is not a field of a change (collection, op, id, updatedAt, record\(context.protocolVersion >= 2 ? ", increment, fieldTimes" : ""))\(hint)")
+            throw ChangeRejection(
+                .unknownField, field: name, "\(name) is not a field of a change (collection, op, id, updatedAt, record\(context.protocolVersion >= 2 ? ", increment, fieldTimes" : ""))\(hint)")
         }
         guard case .string(let collectionName)? = fields["collection"] else {
             throw ChangeRejection(.invalidField, field: "collection", "collection must be a string")
@@ -69,7 +72,9 @@ public struct PushChange: Sendable, Equatable {
             throw ChangeRejection(.invalidField, field: "id", "id must be a UUID")
         }
         guard case .string(let updatedText)? = fields["updatedAt"], let sentAt = WireTime.parse(updatedText, years: LocalDate.recordYears) else {
-            throw ChangeRejection(.invalidField, field: "updatedAt", "updatedAt must be an RFC 3339 timestamp with an offset in years \(LocalDate.recordYears.lowerBound)–\(LocalDate.recordYears.upperBound), such as 2026-11-20T08:15:30.123Z")
+            throw ChangeRejection(
+                .invalidField, field: "updatedAt",
+                "updatedAt must be an RFC 3339 timestamp with an offset in years \(LocalDate.recordYears.lowerBound)–\(LocalDate.recordYears.upperBound), such as 2026-11-20T08:15:30.123Z")
         }
         let now = context.now
         let clamped = sentAt.timeIntervalSince(now) > context.maximumSkew
@@ -80,7 +85,8 @@ public struct PushChange: Sendable, Equatable {
                 throw ChangeRejection(.invalidField, field: "increment", "only a dailyProgress upsert carries an increment")
             }
             guard case .number(let number) = value, number.isFinite, number.rounded() == number,
-                  Double(incrementRange.lowerBound) <= number, number <= Double(incrementRange.upperBound) else {
+                Double(incrementRange.lowerBound) <= number, number <= Double(incrementRange.upperBound)
+            else {
                 throw ChangeRejection(.invalidField, field: "increment", "increment must be a whole number from \(incrementRange.lowerBound) to \(incrementRange.upperBound)")
             }
             increment = Int(number)
@@ -91,11 +97,13 @@ public struct PushChange: Sendable, Equatable {
         switch (op, fields["record"]) {
         case (.upsert, .object(let record)?) where collection.mergesByField && context.protocolVersion >= 2:
             let times = try fieldTimes(fields["fieldTimes"], record: record, sentAt: sentAt, updatedAt: updatedAt)
-            return PushChange(index: index, collection: collection, op: op, id: id, updatedAt: updatedAt, clamped: clamped,
-                              record: nil, rawRecord: record, fieldTimes: times)
+            return PushChange(
+                index: index, collection: collection, op: op, id: id, updatedAt: updatedAt, clamped: clamped,
+                record: nil, rawRecord: record, fieldTimes: times)
         case (.upsert, .object(let record)?):
-            return PushChange(index: index, collection: collection, op: op, id: id, updatedAt: updatedAt, clamped: clamped,
-                              record: try ValidatedRecord.validate(collection, record, context: context), rawRecord: record, increment: increment)
+            return PushChange(
+                index: index, collection: collection, op: op, id: id, updatedAt: updatedAt, clamped: clamped,
+                record: try ValidatedRecord.validate(collection, record, context: context), rawRecord: record, increment: increment)
         case (.upsert, _):
             throw ChangeRejection(.invalidField, field: "record", "an upsert needs a record object")
         case (.delete, nil), (.delete, .null?):
@@ -122,7 +130,8 @@ public struct PushChange: Sendable, Equatable {
                 throw ChangeRejection(.invalidField, field: name, "\(name) names a field the record does not carry")
             }
             guard case .string(let text) = time, let date = WireTime.parse(text, years: LocalDate.recordYears) else {
-                throw ChangeRejection(.invalidField, field: name, "\(name) must be an RFC 3339 timestamp with an offset in years \(LocalDate.recordYears.lowerBound)–\(LocalDate.recordYears.upperBound)")
+                throw ChangeRejection(
+                    .invalidField, field: name, "\(name) must be an RFC 3339 timestamp with an offset in years \(LocalDate.recordYears.lowerBound)–\(LocalDate.recordYears.upperBound)")
             }
             guard WireTime.milliseconds(date) <= WireTime.milliseconds(sentAt) else {
                 throw ChangeRejection(.invalidField, field: name, "\(name) must not be later than updatedAt")

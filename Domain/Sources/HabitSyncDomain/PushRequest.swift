@@ -45,8 +45,9 @@ public struct PushRequest: Sendable {
                 throw PushRequestError(code: .invalidField, field: "protocolVersion", message: "protocolVersion must be a whole number")
             }
             guard supportedVersions.contains(Int(number)) else {
-                throw PushRequestError(code: .unsupportedProtocolVersion, field: "protocolVersion",
-                                       message: "this server speaks protocol versions \(supportedVersions.lowerBound)–\(supportedVersions.upperBound), not \(Int(number)); nothing of this batch was applied")
+                throw PushRequestError(
+                    code: .unsupportedProtocolVersion, field: "protocolVersion",
+                    message: "this server speaks protocol versions \(supportedVersions.lowerBound)–\(supportedVersions.upperBound), not \(Int(number)); nothing of this batch was applied")
             }
             protocolVersion = Int(number)
         }

@@ -33,9 +33,11 @@ public struct IssuerConfiguration: Sendable, Equatable {
 
     public static let defaultMaximumLifetime = 86_400
 
-    public init(issuer: String, keySource: KeySource, audiences: [String], audienceClaims: [AudienceClaim] = [.aud],
-                algorithms: [IssuerAlgorithm] = [.rs256, .es256], userClaim: String = "sub",
-                maximumLifetime: Int = defaultMaximumLifetime, preset: IssuerPreset? = nil) throws(IssuerConfigurationError) {
+    public init(
+        issuer: String, keySource: KeySource, audiences: [String], audienceClaims: [AudienceClaim] = [.aud],
+        algorithms: [IssuerAlgorithm] = [.rs256, .es256], userClaim: String = "sub",
+        maximumLifetime: Int = defaultMaximumLifetime, preset: IssuerPreset? = nil
+    ) throws(IssuerConfigurationError) {
         if let problem = IssuerRules.problem(issuer: issuer) { throw IssuerConfigurationError("--issuer \(problem)") }
         switch keySource {
         case .jwksURL(let url):

@@ -39,7 +39,8 @@ public struct IssuerKeySet: Sendable {
         let text = String(decoding: bytes, as: UTF8.self)
         if text.contains("-----BEGIN") { return try await parsePEM(text) }
         guard let document = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-              let entries = document["keys"] as? [Any] else { throw KeyMaterialError("not a JWKS document (an object with a keys array)") }
+            let entries = document["keys"] as? [Any]
+        else { throw KeyMaterialError("not a JWKS document (an object with a keys array)") }
         guard entries.count <= maximumKeys else { throw KeyMaterialError("more than \(maximumKeys) keys") }
         var keys: [IssuerKey] = []
         var skipped = 0

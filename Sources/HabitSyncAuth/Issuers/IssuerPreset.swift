@@ -19,8 +19,10 @@ public enum IssuerPreset: String, Sendable, CaseIterable {
 
     /// The configuration this preset makes of `inputs`, with the key source replaced by
     /// `jwksURL` when one is given (a mirror, or a test's key server).
-    public func configuration(_ inputs: Inputs, jwksURL: String? = nil, algorithms: [IssuerAlgorithm]? = nil,
-                              userClaim: String? = nil, maximumLifetime: Int? = nil) throws(IssuerConfigurationError) -> IssuerConfiguration {
+    public func configuration(
+        _ inputs: Inputs, jwksURL: String? = nil, algorithms: [IssuerAlgorithm]? = nil,
+        userClaim: String? = nil, maximumLifetime: Int? = nil
+    ) throws(IssuerConfigurationError) -> IssuerConfiguration {
         let issuer: String, keysURL: String, audiences: [String], defaultAlgorithms: [IssuerAlgorithm]
         var audienceClaims: [IssuerConfiguration.AudienceClaim] = [.aud]
         switch self {
@@ -40,7 +42,9 @@ public enum IssuerPreset: String, Sendable, CaseIterable {
             audiences = inputs.bundleIDs
             defaultAlgorithms = [.rs256]
         case .auth0:
-            let domain = try Self.required(inputs.domain, "--domain", pattern: "^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$", rule: "a host name such as example.eu.auth0.com, without https://")
+            let domain = try Self.required(
+                inputs.domain, "--domain", pattern: "^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$",
+                rule: "a host name such as example.eu.auth0.com, without https://")
             guard !inputs.audiences.isEmpty else { throw IssuerConfigurationError("--preset auth0 needs --audience (the API identifier)") }
             issuer = "https://\(domain)/"
             keysURL = "https://\(domain)/.well-known/jwks.json"

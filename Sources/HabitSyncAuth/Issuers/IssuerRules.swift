@@ -54,7 +54,7 @@ public enum IssuerRules {
     public static func problem(userClaim: String) -> String? {
         let scalars = userClaim.unicodeScalars
         guard (1...64).contains(scalars.count),
-              scalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "_.:-".unicodeScalars.contains($0)) })
+            scalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "_.:-".unicodeScalars.contains($0)) })
         else { return "must be 1–64 letters, digits, _ . : or -" }
         return nil
     }

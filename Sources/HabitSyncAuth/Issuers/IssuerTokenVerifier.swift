@@ -17,9 +17,11 @@ public enum IssuerTokenVerifier {
             let accepted = configurations.flatMap(\.configuration.audiences)
             // The token's values are the caller's: a few, shortened, escaped by the array's description.
             let named = token.audiences.prefix(5).map { $0.prefix(100) }
-            throw AuthenticationFailure(.audienceMismatch, matching.isEmpty
-                ? "iss \(issuer): aud \(named) is none of \(accepted)"
-                : "iss \(issuer): aud \(named) matches \(matching.count) tenants")
+            throw AuthenticationFailure(
+                .audienceMismatch,
+                matching.isEmpty
+                    ? "iss \(issuer): aud \(named) is none of \(accepted)"
+                    : "iss \(issuer): aud \(named) matches \(matching.count) tenants")
         }
         return matching[0]
     }
@@ -27,7 +29,8 @@ public enum IssuerTokenVerifier {
     /// The accepted algorithm the token's header names.
     public static func algorithm(of token: UnverifiedToken, under configuration: IssuerConfiguration) throws(AuthenticationFailure) -> IssuerAlgorithm {
         guard let algorithm = IssuerAlgorithm(rawValue: token.algorithm), configuration.algorithms.contains(algorithm) else {
-            throw AuthenticationFailure(.algorithmNotAllowed, "iss \(configuration.issuer): alg \(String(reflecting: String(token.algorithm.prefix(32)))) is not one of \(configuration.algorithms.map(\.rawValue))")
+            throw AuthenticationFailure(
+                .algorithmNotAllowed, "iss \(configuration.issuer): alg \(String(reflecting: String(token.algorithm.prefix(32)))) is not one of \(configuration.algorithms.map(\.rawValue))")
         }
         return algorithm
     }
@@ -48,14 +51,18 @@ public enum IssuerTokenVerifier {
             key = fitting[0]
         }
         guard key.fits(algorithm) else {
-            throw AuthenticationFailure(.algorithmNotAllowed, "kid \(String(reflecting: String((token.keyID ?? "-").prefix(100)))) is a \(key.keyType) key\(key.declaredAlgorithm.map { " for \($0)" } ?? ""), the token says \(algorithm.rawValue)")
+            throw AuthenticationFailure(
+                .algorithmNotAllowed,
+                "kid \(String(reflecting: String((token.keyID ?? "-").prefix(100)))) is a \(key.keyType) key\(key.declaredAlgorithm.map { " for \($0)" } ?? ""), the token says \(algorithm.rawValue)")
         }
         return key
     }
 
     /// The signature, then the times and the user claim.
-    public static func verify(_ token: String, unverified: UnverifiedToken, tenant: TenantIssuer, key: IssuerKey,
-                              now: Date = Date()) async throws(AuthenticationFailure) -> VerifiedIdentity {
+    public static func verify(
+        _ token: String, unverified: UnverifiedToken, tenant: TenantIssuer, key: IssuerKey,
+        now: Date = Date()
+    ) async throws(AuthenticationFailure) -> VerifiedIdentity {
         let configuration = tenant.configuration
         do {
             _ = try await key.collection.verify(token, as: SignatureOnly.self)

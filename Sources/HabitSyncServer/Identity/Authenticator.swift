@@ -44,8 +44,10 @@ public final class Authenticator: Sendable {
     ///     read again (a rotated or retired key stops verifying after at most this long).
     ///   - maximumUnknownTenants: how many unknown tenant ids (and, apart, unknown issuers) are
     ///     remembered.
-    public init(tenants: TenantStore, issuers: IssuerStore? = nil, issuerKeys: IssuerKeyCache? = nil,
-                cacheLifetime: Duration = .seconds(10), maximumUnknownTenants: Int = 10_000) {
+    public init(
+        tenants: TenantStore, issuers: IssuerStore? = nil, issuerKeys: IssuerKeyCache? = nil,
+        cacheLifetime: Duration = .seconds(10), maximumUnknownTenants: Int = 10_000
+    ) {
         self.tenants = tenants
         self.issuers = issuers ?? IssuerStore(pool: tenants.pool)
         self.issuerKeys = issuerKeys ?? IssuerKeyCache(settings: IdentitySettings(), logger: Logger(label: "habitsync.identity"))

@@ -124,8 +124,11 @@ public final class IssuerKeyCache: Sendable {
             logger.info("issuer keys fetched", metadata: ["issuer": "\(configuration.issuer)", "kids": "\(keys.keyIDs)", "skipped": "\(keys.skipped)"])
         case .failure(let failure):
             metrics?.recordKeyFetch(outcome: "failed")
-            logger.warning("issuer keys could not be fetched; known keys (if any) stay in use", metadata: [
-                "issuer": "\(configuration.issuer)", "source": "\(Self.label(source))", "reason": "\(failure.description)"])
+            logger.warning(
+                "issuer keys could not be fetched; known keys (if any) stay in use",
+                metadata: [
+                    "issuer": "\(configuration.issuer)", "source": "\(Self.label(source))", "reason": "\(failure.description)",
+                ])
         }
     }
 

@@ -59,23 +59,25 @@ struct EventsController: Sendable {
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            defer {
-                streams.remove(id)
-                metrics.recordOpenStreams(streams.openCount)
-            }
-            try await withGracefulShutdownHandler {
-                try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
-                while let signal = await streams.next(id) {
-                    try await writer.write(ByteBuffer(string: signal.text))
-                    metrics.recordStreamEvent(signal.kind)
-                    if case .close = signal { break }
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                defer {
+                    streams.remove(id)
+                    metrics.recordOpenStreams(streams.openCount)
                 }
-            } onGracefulShutdown: {
-                streams.close([id], reason: "shutting_down")
-            }
-            try await writer.finish(nil)
-        })
+                try await withGracefulShutdownHandler {
+                    try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
+                    while let signal = await streams.next(id) {
+                        try await writer.write(ByteBuffer(string: signal.text))
+                        metrics.recordStreamEvent(signal.kind)
+                        if case .close = signal { break }
+                    }
+                } onGracefulShutdown: {
+                    streams.close([id], reason: "shutting_down")
+                }
+                try await writer.finish(nil)
+            })
     }
 }
 

@@ -116,7 +116,9 @@ extension AccountStore {
     @discardableResult
     public func export(tenant: UUID, user: String, now: Date = Date(), write: (String) async throws -> Void) async throws -> ExportSummary {
         var summary = ExportSummary()
-        try await write("{\"format\":\"habitsync-export\",\"formatVersion\":1,\"tenantId\":\"\(tenant.uuidString.lowercased())\",\"userId\":\(JSONText.string(user)),\"exportedAt\":\"\(WireTime.format(now))\",\"changes\":[")
+        try await write(
+            "{\"format\":\"habitsync-export\",\"formatVersion\":1,\"tenantId\":\"\(tenant.uuidString.lowercased())\",\"userId\":\(JSONText.string(user)),\"exportedAt\":\"\(WireTime.format(now))\",\"changes\":["
+        )
         var first = true
         func emit(_ items: [String]) async throws {
             guard !items.isEmpty else { return }
@@ -151,8 +153,10 @@ extension AccountStore {
     }
 
     /// Reads one section page by page, each in its own read-only transaction; returns the count.
-    private func pages(tenant: UUID, user: String, role: TransactionRole = .configured, _ page: (UUID, String, String?, Int) -> PGQuery,
-                       each: ([String]) async throws -> Void) async throws -> Int {
+    private func pages(
+        tenant: UUID, user: String, role: TransactionRole = .configured, _ page: (UUID, String, String?, Int) -> PGQuery,
+        each: ([String]) async throws -> Void
+    ) async throws -> Int {
         var after: String?
         var total = 0
         while true {

@@ -42,8 +42,9 @@ public struct DerivedStateAudit: Sendable {
                 try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
                 let row = try await PushStore.lockLiveUser(connection, tenant: tenant, user: user)
                 let counter = try row.decode("change_counter", as: Int64.self)
-                var writer = DerivedStateWriter(connection: connection, tenant: tenant, user: user,
-                                                derivedRecordID: try row.decode("derived_record_id", as: UUID.self), now: now)
+                var writer = DerivedStateWriter(
+                    connection: connection, tenant: tenant, user: user,
+                    derivedRecordID: try row.decode("derived_record_id", as: UUID.self), now: now)
                 let next = try await writer.recompute(nextVersion: counter + 1)
                 let incremental = try await Self.snapshot(connection, tenant: tenant, user: user)
                 writer.full = true
@@ -63,7 +64,9 @@ public struct DerivedStateAudit: Sendable {
             records[try row.decode("kind", as: String.self)] = try row.decode("record", as: String.self)
         }
         var awards: [String: Int] = [:]
-        for row in try await connection.query(DerivedStateQueries.allNetAwards(tenant: tenant, user: user)).rows { awards[try row.decode("date", as: String.self)] = try row.decode("amount", as: Int.self) }
+        for row in try await connection.query(DerivedStateQueries.allNetAwards(tenant: tenant, user: user)).rows {
+            awards[try row.decode("date", as: String.self)] = try row.decode("amount", as: Int.self)
+        }
         let running = try await connection.query(DerivedStateQueries.context(tenant: tenant, user: user)).single()
         let summed = try await connection.query(DerivedStateQueries.ledgerSum(tenant: tenant, user: user)).single()
         return Snapshot(records: records, netAwards: awards, runningLedgerSum: try running.decode("xp_ledger_sum"), ledgerSum: try summed.decode("total"))

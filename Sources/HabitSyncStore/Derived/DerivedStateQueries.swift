@@ -58,14 +58,14 @@ enum DerivedStateQueries {
     static func progress(tenant: UUID, user: String, habits: [UUID], in ranges: [ClosedRange<Int>]) -> PGQuery {
         let ranges = DayRanges.coalesced(ranges)
         return """
-        SELECT p.habit_id, p.date, p.progress_count, p.goal_count, p.skipped
-        FROM unnest(\(habits)::uuid[]) AS hb(id)
-        CROSS JOIN unnest(\(ranges.map { LocalDate(dayNumber: $0.lowerBound) })::date[], \(ranges.map { LocalDate(dayNumber: $0.upperBound) })::date[]) AS r(lo, hi)
-        CROSS JOIN LATERAL (
-            SELECT habit_id, date, progress_count, goal_count, skip_reason IS NOT NULL AS skipped FROM daily_progress
-            WHERE tenant_id = \(tenant) AND user_id = \(user) AND habit_id = hb.id AND date >= r.lo AND date <= r.hi AND deleted_at IS NULL
-            OFFSET 0) p
-        """
+            SELECT p.habit_id, p.date, p.progress_count, p.goal_count, p.skipped
+            FROM unnest(\(habits)::uuid[]) AS hb(id)
+            CROSS JOIN unnest(\(ranges.map { LocalDate(dayNumber: $0.lowerBound) })::date[], \(ranges.map { LocalDate(dayNumber: $0.upperBound) })::date[]) AS r(lo, hi)
+            CROSS JOIN LATERAL (
+                SELECT habit_id, date, progress_count, goal_count, skip_reason IS NOT NULL AS skipped FROM daily_progress
+                WHERE tenant_id = \(tenant) AND user_id = \(user) AND habit_id = hb.id AND date >= r.lo AND date <= r.hi AND deleted_at IS NULL
+                OFFSET 0) p
+            """
     }
 
     /// The server's net daily award per date, on the days of some disjoint ranges; an upper
@@ -106,16 +106,16 @@ enum DerivedStateQueries {
     static func saveMonths(tenant: UUID, user: String, award: Int, months: [(month: LocalDate, summary: StreakSummary)]) -> PGQuery {
         let summaries = months.map(\.summary)
         return """
-        INSERT INTO derived_streak_months (tenant_id, user_id, month, daily_completion_xp, complete_days, last_complete_date, has_break, leading_run, trailing_run, longest_run)
-        SELECT \(tenant), \(user), m.month, \(award), m.complete_days, m.last_complete_date, m.has_break, m.leading_run, m.trailing_run, m.longest_run
-        FROM unnest(\(months.map(\.month))::date[], \(summaries.map { Int32($0.completeDays) })::int4[],
-                    \(summaries.map { $0.lastCompleteDay.map(LocalDate.init(dayNumber:)) })::date[], \(summaries.map(\.hasBreak))::bool[],
-                    \(summaries.map { Int32($0.leadingRun) })::int4[], \(summaries.map { Int32($0.trailingRun) })::int4[], \(summaries.map { Int32($0.longestRun) })::int4[])
-            AS m(month, complete_days, last_complete_date, has_break, leading_run, trailing_run, longest_run)
-        ON CONFLICT (tenant_id, user_id, month) DO UPDATE SET daily_completion_xp = EXCLUDED.daily_completion_xp,
-            complete_days = EXCLUDED.complete_days, last_complete_date = EXCLUDED.last_complete_date, has_break = EXCLUDED.has_break,
-            leading_run = EXCLUDED.leading_run, trailing_run = EXCLUDED.trailing_run, longest_run = EXCLUDED.longest_run
-        """
+            INSERT INTO derived_streak_months (tenant_id, user_id, month, daily_completion_xp, complete_days, last_complete_date, has_break, leading_run, trailing_run, longest_run)
+            SELECT \(tenant), \(user), m.month, \(award), m.complete_days, m.last_complete_date, m.has_break, m.leading_run, m.trailing_run, m.longest_run
+            FROM unnest(\(months.map(\.month))::date[], \(summaries.map { Int32($0.completeDays) })::int4[],
+                        \(summaries.map { $0.lastCompleteDay.map(LocalDate.init(dayNumber:)) })::date[], \(summaries.map(\.hasBreak))::bool[],
+                        \(summaries.map { Int32($0.leadingRun) })::int4[], \(summaries.map { Int32($0.trailingRun) })::int4[], \(summaries.map { Int32($0.longestRun) })::int4[])
+                AS m(month, complete_days, last_complete_date, has_break, leading_run, trailing_run, longest_run)
+            ON CONFLICT (tenant_id, user_id, month) DO UPDATE SET daily_completion_xp = EXCLUDED.daily_completion_xp,
+                complete_days = EXCLUDED.complete_days, last_complete_date = EXCLUDED.last_complete_date, has_break = EXCLUDED.has_break,
+                leading_run = EXCLUDED.leading_run, trailing_run = EXCLUDED.trailing_run, longest_run = EXCLUDED.longest_run
+            """
     }
 
     /// Exit days since an instant, from the id registry, which keeps the exits of months

@@ -26,9 +26,11 @@ struct DerivedStateWriter {
     /// latest exit run; the raw days and the ledger's awards; every write.
     func recompute(nextVersion: Int64) async throws -> Int64 {
         var next = nextVersion
-        var reads = [DerivedStateQueries.context(tenant: tenant, user: user), DerivedStateQueries.habits(tenant: tenant, user: user),
-                     DerivedStateQueries.storedStreak(tenant: tenant, user: user), DerivedStateQueries.storedProgress(tenant: tenant, user: user),
-                     DerivedStateQueries.storedUsageStreak(tenant: tenant, user: user)]
+        var reads = [
+            DerivedStateQueries.context(tenant: tenant, user: user), DerivedStateQueries.habits(tenant: tenant, user: user),
+            DerivedStateQueries.storedStreak(tenant: tenant, user: user), DerivedStateQueries.storedProgress(tenant: tenant, user: user),
+            DerivedStateQueries.storedUsageStreak(tenant: tenant, user: user),
+        ]
         if full { reads.append(DerivedStateQueries.ledgerSum(tenant: tenant, user: user)) }
         let first = try await connection.pipeline(reads)
         guard first.count == reads.count else { throw PGError(kind: .client, message: "the recompute's first reads returned \(first.count) results") }
@@ -49,8 +51,9 @@ struct DerivedStateWriter {
             let (exitDays, latestExit) = try await recentExits(zone: zoneName, today: today)
             usage = UsageStreak.compute(exitDays: exitDays, today: today, latestExit: latestExit)
         } else {
-            (stored, usage) = try await storedMonthsAndUsage(window, award: award, zone: zoneName,
-                                                             builtIn: try settings.decodeIfPresent("exit_runs_zone", as: String.self), today: today)
+            (stored, usage) = try await storedMonthsAndUsage(
+                window, award: award, zone: zoneName,
+                builtIn: try settings.decodeIfPresent("exit_runs_zone", as: String.self), today: today)
         }
         let dirty = window.closedMonths.filter { stored[$0] == nil }
 
@@ -61,7 +64,8 @@ struct DerivedStateWriter {
         // was written. Without any stored summary, every day of the window is reconciled, as
         // the full recompute does.
         let rawRanges = dirty.map(StreakWindow.days(of:)) + [window.leadingDays, window.currentDays].compactMap { $0 }
-        let awardRanges: [(first: LocalDate, last: LocalDate?)] = full || stored.isEmpty
+        let awardRanges: [(first: LocalDate, last: LocalDate?)] =
+            full || stored.isEmpty
             ? [(window.windowStart, nil)]
             : dirty.map { ($0, $0.firstOfNextMonth.adding(days: -1)) }
                 + (window.leadingDays.map { [(LocalDate(dayNumber: $0.lowerBound), LocalDate(dayNumber: $0.upperBound))] } ?? [])
@@ -99,7 +103,9 @@ struct DerivedStateWriter {
             .filter { abs($0.amount) <= 100_000 }
         var writes: [PGQuery] = []
         if !corrections.isEmpty {
-            let versions = corrections.map { _ -> Int64 in defer { next += 1 }; return next }
+            let versions = corrections.map { _ -> Int64 in
+                defer { next += 1 }; return next
+            }
             writes.append(DerivedStateQueries.insertAwards(tenant: tenant, user: user, now: now, corrections: corrections, versions: versions))
             ledgerSum += corrections.reduce(0) { $0 + $1.amount }
         }
@@ -133,15 +139,19 @@ struct DerivedStateWriter {
     /// The stored month summaries the window can use, by month, and the usage streak from the
     /// runs of exit days the trigger of 0011 keeps (rebuilt first from every exit when they were
     /// built in another time zone, or never): one round trip.
-    private func storedMonthsAndUsage(_ window: StreakWindow, award: Int, zone: String, builtIn: String?,
-                                      today: LocalDate) async throws -> ([LocalDate: StreakSummary], UsageStreak) {
+    private func storedMonthsAndUsage(
+        _ window: StreakWindow, award: Int, zone: String, builtIn: String?,
+        today: LocalDate
+    ) async throws -> ([LocalDate: StreakSummary], UsageStreak) {
         var queries: [PGQuery] = []
         if let first = window.closedMonths.first {
             queries.append(DerivedStateQueries.storedMonths(tenant: tenant, user: user, first: first, end: window.currentMonth, award: award))
         }
         if builtIn != zone {
-            queries += [DerivedStateQueries.forgetExitRuns(tenant: tenant, user: user, zone: zone),
-                        DerivedStateQueries.rebuildExitRuns(tenant: tenant, user: user, zone: zone)]
+            queries += [
+                DerivedStateQueries.forgetExitRuns(tenant: tenant, user: user, zone: zone),
+                DerivedStateQueries.rebuildExitRuns(tenant: tenant, user: user, zone: zone),
+            ]
         }
         queries.append(DerivedStateQueries.latestExitRun(tenant: tenant, user: user, today: today))
         let results = try await connection.pipeline(queries)
@@ -172,9 +182,10 @@ struct DerivedStateWriter {
         var exitDays: Set<LocalDate> = []
         while true {
             let since = now.addingTimeInterval(-Double(window + 2) * 86_400)
-            exitDays = Set(try await connection.query(DerivedStateQueries.exitDays(tenant: tenant, user: user, zone: zone, since: since)).rows.map {
-                try $0.decode("day", as: LocalDate.self)
-            })
+            exitDays = Set(
+                try await connection.query(DerivedStateQueries.exitDays(tenant: tenant, user: user, zone: zone, since: since)).rows.map {
+                    try $0.decode("day", as: LocalDate.self)
+                })
             let run = UsageStreak.compute(exitDays: exitDays, today: today)
             guard let start = run.startDate, start.dayNumber <= today.dayNumber - window, window < 40_000 else { break }
             window *= 4
@@ -191,8 +202,9 @@ struct DerivedStateWriter {
 
     static func dayRecord(_ row: PGRow) throws -> DayRecord? {
         guard let date = try row.decodeIfPresent("date", as: LocalDate.self) else { return nil }
-        return DayRecord(habitID: try row.decode("habit_id"), date: date, progressCount: try row.decode("progress_count"),
-                         goalCount: try row.decode("goal_count"), skipped: try row.decode("skipped"))
+        return DayRecord(
+            habitID: try row.decode("habit_id"), date: date, progressCount: try row.decode("progress_count"),
+            goalCount: try row.decode("goal_count"), skipped: try row.decode("skipped"))
     }
 
     static func habit(_ row: PGRow) throws -> HabitDefinition? {
@@ -206,8 +218,9 @@ struct DerivedStateWriter {
         case "frequencyWeekly": schedule = .frequencyWeekly(n ?? 1)
         default: schedule = .frequencyMonthly(n ?? 1)
         }
-        return HabitDefinition(id: try row.decode("id"), habitType: try row.decode("habit_type"), schedule: schedule, startDate: start,
-                               endDate: try row.decodeIfPresent("end_date", as: LocalDate.self))
+        return HabitDefinition(
+            id: try row.decode("id"), habitType: try row.decode("habit_type"), schedule: schedule, startDate: start,
+            endDate: try row.decodeIfPresent("end_date", as: LocalDate.self))
     }
 
     // MARK: - Stored against recomputed, value by value (a missing row is never equal)

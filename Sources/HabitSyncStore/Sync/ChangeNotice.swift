@@ -33,11 +33,12 @@ public struct ChangeNotice: Sendable, Equatable {
 
     public init?(payload: String) {
         guard case .object(let fields)? = try? JSONParser.parse(bytes: Array(payload.utf8)),
-              case .string(let tenant)? = fields["t"], let tenantID = UUID(uuidString: tenant),
-              case .string(let user)? = fields["u"], case .number(let version)? = fields["v"], let serverVersion = Int64(exactly: version),
-              case .string(let device)? = fields["d"], case .array(let names)? = fields["c"]
+            case .string(let tenant)? = fields["t"], let tenantID = UUID(uuidString: tenant),
+            case .string(let user)? = fields["u"], case .number(let version)? = fields["v"], let serverVersion = Int64(exactly: version),
+            case .string(let device)? = fields["d"], case .array(let names)? = fields["c"]
         else { return nil }
-        self.init(tenantID: tenantID, userID: user, serverVersion: serverVersion, deviceID: device,
-                  collections: names.compactMap { if case .string(let name) = $0 { name } else { nil } })
+        self.init(
+            tenantID: tenantID, userID: user, serverVersion: serverVersion, deviceID: device,
+            collections: names.compactMap { if case .string(let name) = $0 { name } else { nil } })
     }
 }

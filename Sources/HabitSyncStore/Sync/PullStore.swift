@@ -91,12 +91,14 @@ public struct PullStore: Sendable {
         try await pool.withTransaction(statementTimeout: statementTimeout, localSettings: scope) { connection in
             let user = try await PushStore.lockLiveUser(connection, tenant: identity.tenantID, user: identity.userID)
             let counter = try user.decode("change_counter", as: Int64.self)
-            let writer = DerivedStateWriter(connection: connection, tenant: identity.tenantID, user: identity.userID,
-                                            derivedRecordID: try user.decode("derived_record_id", as: UUID.self), now: now)
+            let writer = DerivedStateWriter(
+                connection: connection, tenant: identity.tenantID, user: identity.userID,
+                derivedRecordID: try user.decode("derived_record_id", as: UUID.self), now: now)
             let next = try await writer.recompute(nextVersion: counter + 1)
             if next - 1 > counter {
-                let notice = ChangeNotice(tenantID: identity.tenantID, userID: identity.userID, serverVersion: next - 1, deviceID: "server",
-                                          collections: ["globalStreak", "usageStreak", "userProgress"])
+                let notice = ChangeNotice(
+                    tenantID: identity.tenantID, userID: identity.userID, serverVersion: next - 1, deviceID: "server",
+                    collections: ["globalStreak", "usageStreak", "userProgress"])
                 try await PushStore.moveCounter(connection, tenant: identity.tenantID, user: identity.userID, to: next - 1, notice: notice)
             }
         }
@@ -154,7 +156,8 @@ public struct PullStore: Sendable {
         for entry in (text ?? "").split(separator: ",") {
             let parts = entry.split(separator: ":")
             guard parts.count == 3, let collection = SyncCollection(rawValue: String(parts[0])), digests[collection] != nil,
-                  let count = Int64(parts[1]), let xor = Int64(parts[2]) else { continue }
+                let count = Int64(parts[1]), let xor = Int64(parts[2])
+            else { continue }
             digests[collection] = RecordDigest(count: count, hash: UInt64(bitPattern: xor))
         }
         return digests
@@ -189,8 +192,11 @@ public struct PullStore: Sendable {
                     throw Failure.cursorExpired
                 }
             }
-            let rows = try await connection.query(Self.pageQuery(collections, tenant: identity.tenantID, user: identity.userID, after: since,
-                                                            limit: limit + 1, tombstoneFloor: initialFloor ?? 0)).rows
+            let rows = try await connection.query(
+                Self.pageQuery(
+                    collections, tenant: identity.tenantID, user: identity.userID, after: since,
+                    limit: limit + 1, tombstoneFloor: initialFloor ?? 0)
+            ).rows
             let page = rows.prefix(limit)
             let changes = try page.map { try $0.decode("change", as: String.self) }
             let last = try page.last.map { try $0.decode("server_version", as: Int64.self) } ?? since
@@ -200,12 +206,14 @@ public struct PullStore: Sendable {
             // were skipped (tombstones, purged rows, other collections) are passed. The cursor
             // is bound to its collections, so it can never skip another filter's changes.
             if hasMore {
-                return Page(changes: changes, cursor: PullCursor(version: last, initialSyncFloor: initialFloor, collections: filter, epoch: epochs.epoch),
-                            hasMore: true, epoch: epochs.epoch, digests: nil)
+                return Page(
+                    changes: changes, cursor: PullCursor(version: last, initialSyncFloor: initialFloor, collections: filter, epoch: epochs.epoch),
+                    hasMore: true, epoch: epochs.epoch, digests: nil)
             }
-            return Page(changes: changes, cursor: PullCursor(version: max(last, counter), initialSyncFloor: nil, collections: filter, epoch: epochs.epoch),
-                        hasMore: false, epoch: epochs.epoch,
-                        digests: Self.parseDigests(try state?.decodeIfPresent("digests", as: String.self), of: collections))
+            return Page(
+                changes: changes, cursor: PullCursor(version: max(last, counter), initialSyncFloor: nil, collections: filter, epoch: epochs.epoch),
+                hasMore: false, epoch: epochs.epoch,
+                digests: Self.parseDigests(try state?.decodeIfPresent("digests", as: String.self), of: collections))
         }
     }
 }
@@ -272,7 +280,8 @@ public struct PullCursor: Sendable, Equatable {
     public var text: String {
         let plain: String
         if let collections {
-            plain = "v\(epoch == nil ? 2 : 3):\(version):\(initialSyncFloor.map(String.init) ?? "-"):\(String(collections, radix: 16))"
+            plain =
+                "v\(epoch == nil ? 2 : 3):\(version):\(initialSyncFloor.map(String.init) ?? "-"):\(String(collections, radix: 16))"
                 + (epoch.map { ":" + $0.text } ?? "")
         } else {
             plain = "v1:\(version)"

@@ -18,8 +18,13 @@ extension PushBatch {
         var toInsert: [PushChange] = []
         for change in changes {
             if let row = existing[change.id.uuidString.lowercased()] {
-                if same.contains(change.index) { unchanged(change, version: row.serverVersion) } else {
-                    reject(change.index, ChangeRejection(.immutableRecord, field: "record", "\(table.collection.rawValue) \(change.id.uuidString.lowercased()) already exists with other content; append a new record instead"))
+                if same.contains(change.index) {
+                    unchanged(change, version: row.serverVersion)
+                } else {
+                    reject(
+                        change.index,
+                        ChangeRejection(
+                            .immutableRecord, field: "record", "\(table.collection.rawValue) \(change.id.uuidString.lowercased()) already exists with other content; append a new record instead"))
                 }
             } else if contradictingIndices.contains(change.index) {
                 reject(change.index, ChangeRejection(.immutableRecord, field: "record", "this batch already holds \(change.id.uuidString.lowercased()) with other content"))
@@ -40,8 +45,12 @@ extension PushBatch {
             let register = SyncTableSQL.registerUsageEvents(table, tenant: tenant, user: user, rows: rows)
             let registered = Set(try await connection.query(register).rows.map { try $0.decode("id", as: UUID.self) })
             let newRows = rows.filter { registered.contains($0.id) }
-            inserted = newRows.isEmpty ? [] : Set(try await connection.query(SyncTableSQL.appendRegistered(table, tenant: tenant, user: user, rows: newRows))
-                .rows.map { try $0.decode("id", as: UUID.self) })
+            inserted =
+                newRows.isEmpty
+                ? []
+                : Set(
+                    try await connection.query(SyncTableSQL.appendRegistered(table, tenant: tenant, user: user, rows: newRows))
+                        .rows.map { try $0.decode("id", as: UUID.self) })
         } else {
             inserted = Set(try await connection.query(SyncTableSQL.appendOnly(table, tenant: tenant, user: user, rows: rows)).rows.map { try $0.decode("id", as: UUID.self) })
         }
@@ -53,7 +62,9 @@ extension PushBatch {
             if toInsert.contains(where: { change in
                 guard inserted.contains(change.id), case .usageEvent(let event)? = change.record else { return false }
                 return event.eventType == "exit_to_focus"
-            }) { derivedInputsChanged = true }
+            }) {
+                derivedInputsChanged = true
+            }
         default:
             break
         }

@@ -76,8 +76,10 @@ extension PushBatch {
 
     /// Forgets the additions the days' sets now cover and keeps the new ones that count: two
     /// statements for one pipeline, the delete first.
-    static func writeAdditions(tenant: UUID, user: String, covered: (days: [UUID], setAt: [Date?], setBy: [String?]),
-                               added: (days: [UUID], madeAt: [Date], batch: UUID, index: [Int], delta: [Int]), device: String) -> [PGQuery] {
+    static func writeAdditions(
+        tenant: UUID, user: String, covered: (days: [UUID], setAt: [Date?], setBy: [String?]),
+        added: (days: [UUID], madeAt: [Date], batch: UUID, index: [Int], delta: [Int]), device: String
+    ) -> [PGQuery] {
         let forget: PGQuery = """
             DELETE FROM daily_progress_additions a
             USING unnest(\(covered.days)::uuid[], \(covered.setAt)::timestamptz[], \(covered.setBy)::text[]) AS k(id, set_at, set_by)
@@ -113,8 +115,9 @@ extension PushBatch {
         for change in changes {
             if case .dailyProgress(let p)? = change.record { natural.append((p.habitId, p.date)) }
         }
-        let query = Self.storedProgressDays(tenant: tenant, user: user, ids: changes.map(\.id), habits: natural.map(\.0),
-                                            dates: natural.map(\.1))
+        let query = Self.storedProgressDays(
+            tenant: tenant, user: user, ids: changes.map(\.id), habits: natural.map(\.0),
+            dates: natural.map(\.1))
         let standalone = ValidationContext.standalone(now: now)
         return try await connection.query(query).rows.map { row in
             let change = try row.decode("change", as: String.self)
@@ -127,15 +130,22 @@ extension PushBatch {
                 }
             }
             let setAt = try row.decodeIfPresent("set_at", as: Date.self)
-            let setting = setAt.map { ProgressCounter.Setting(value: (try? row.decode("set_value", as: Int.self)) ?? 0,
-                                                              at: LWWKey(updatedAt: $0, deviceID: (try? row.decode("set_by", as: String.self)) ?? "")) }
+            let setting = setAt.map {
+                ProgressCounter.Setting(
+                    value: (try? row.decode("set_value", as: Int.self)) ?? 0,
+                    at: LWWKey(updatedAt: $0, deviceID: (try? row.decode("set_by", as: String.self)) ?? ""))
+            }
             var additions: [(String, ProgressCounter.Addition)] = []
             if let text = try row.decodeIfPresent("additions", as: String.self), case .array(let items) = try JSONParser.parse(bytes: Array(text.utf8)) {
                 for case .array(let a) in items where a.count == 5 {
                     guard case .number(let ms) = a[0], case .string(let by) = a[1], case .string(let batch) = a[2],
-                          case .number(let index) = a[3], case .number(let delta) = a[4] else { continue }
-                    additions.append(("\(by)|\(batch)|\(Int(index))",
-                                      ProgressCounter.Addition(delta: Int(delta), at: LWWKey(updatedAt: Date(timeIntervalSince1970: ms / 1000), deviceID: by))))
+                        case .number(let index) = a[3], case .number(let delta) = a[4]
+                    else { continue }
+                    additions.append(
+                        (
+                            "\(by)|\(batch)|\(Int(index))",
+                            ProgressCounter.Addition(delta: Int(delta), at: LWWKey(updatedAt: Date(timeIntervalSince1970: ms / 1000), deviceID: by))
+                        ))
                 }
             }
             let habit = try row.decodeIfPresent("habit_id", as: UUID.self)
@@ -143,14 +153,16 @@ extension PushBatch {
             let key = LWWKey(updatedAt: try row.decode("updated_at", as: Date.self), deviceID: try row.decode("updated_by", as: String.self))
             return StoredDay(
                 id: try row.decode("id", as: UUID.self), naturalKey: habit.flatMap { h in date.map { "\(h)|\($0)" } },
-                columns: ProgressDayColumns(habitID: habit, date: date, goalCount: try row.decodeIfPresent("goal_count", as: Int.self),
-                                            timestamps: try row.decodeIfPresent("timestamps", as: String.self),
-                                            difficulty: try row.decodeIfPresent("difficulty", as: Int.self),
-                                            skipReason: try row.decodeIfPresent("skip_reason", as: String.self),
-                                            skipNote: try row.decodeIfPresent("skip_note", as: String.self)),
+                columns: ProgressDayColumns(
+                    habitID: habit, date: date, goalCount: try row.decodeIfPresent("goal_count", as: Int.self),
+                    timestamps: try row.decodeIfPresent("timestamps", as: String.self),
+                    difficulty: try row.decodeIfPresent("difficulty", as: Int.self),
+                    skipReason: try row.decodeIfPresent("skip_reason", as: String.self),
+                    skipNote: try row.decodeIfPresent("skip_note", as: String.self)),
                 serverVersion: try row.decode("server_version", as: Int64.self),
-                merge: ProgressDayMerge.Stored(record: record, timestamps: timestamps, key: key, deleted: try row.decode("deleted", as: Bool.self),
-                                               countSetting: setting),
+                merge: ProgressDayMerge.Stored(
+                    record: record, timestamps: timestamps, key: key, deleted: try row.decode("deleted", as: Bool.self),
+                    countSetting: setting),
                 additions: additions)
         }
     }
@@ -200,8 +212,9 @@ extension PushBatch {
                 for (index, addition) in merge.additions { counter.apply(.add(id: "\(device)|\(batchID.uuidString.lowercased())|\(index)", addition)) }
                 var columns = merge.fieldsFrom?.record.map(ProgressDayColumns.init(record:)) ?? day?.columns ?? ProgressDayColumns()
                 if let timestamps = merge.timestamps { columns.timestamps = SQLText.array(timestamps.map(WireTime.format)) }
-                writes.append(id: target, version: version ?? 0, key: key, deleted: merge.deleted, columns: columns,
-                              count: min(counter.count, Int(Int32.max)), setting: merge.countSetting)
+                writes.append(
+                    id: target, version: version ?? 0, key: key, deleted: merge.deleted, columns: columns,
+                    count: min(counter.count, Int(Int32.max)), setting: merge.countSetting)
                 if let setting = merge.countSetting, (day?.additions ?? []).contains(where: { !(setting.at < $0.addition.at) }) {
                     covered.days.append(target)
                     covered.setAt.append(setting.at.updatedAt)
@@ -259,9 +272,10 @@ struct ProgressDayColumns {
 
 extension ProgressDayColumns {
     init(record: DailyProgressRecord) {
-        self.init(habitID: record.habitId, date: record.date, goalCount: record.goalCount,
-                  timestamps: SQLText.array(record.timestamps.map(WireTime.format)), difficulty: record.difficulty,
-                  skipReason: record.skipReason, skipNote: record.skipNote)
+        self.init(
+            habitID: record.habitId, date: record.date, goalCount: record.goalCount,
+            timestamps: SQLText.array(record.timestamps.map(WireTime.format)), difficulty: record.difficulty,
+            skipReason: record.skipReason, skipNote: record.skipNote)
     }
 }
 
@@ -285,8 +299,10 @@ struct ProgressDayWrites {
     var setAt: [Date?] = []
     var setBy: [String] = []
 
-    mutating func append(id: UUID, version: Int64, key: LWWKey, deleted: Bool, columns: ProgressDayColumns, count: Int,
-                         setting: ProgressCounter.Setting?) {
+    mutating func append(
+        id: UUID, version: Int64, key: LWWKey, deleted: Bool, columns: ProgressDayColumns, count: Int,
+        setting: ProgressCounter.Setting?
+    ) {
         self.id.append(id)
         self.version.append(version)
         updatedAt.append(key.updatedAt)

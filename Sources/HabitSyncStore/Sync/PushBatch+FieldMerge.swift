@@ -157,8 +157,10 @@ extension PushBatch {
             }
             let version = allocateVersion()
             versions[key] = version
-            rows.append(SyncRow(id: rowID, version: version, updatedAt: record.key.updatedAt, updatedBy: record.key.deviceID,
-                                isDelete: record.deleted, values: values))
+            rows.append(
+                SyncRow(
+                    id: rowID, version: version, updatedAt: record.key.updatedAt, updatedBy: record.key.deviceID,
+                    isDelete: record.deleted, values: values))
             fieldTimes.append(Self.fieldTimesJSON(record))
         }
         if !rows.isEmpty {
@@ -174,13 +176,15 @@ extension PushBatch {
             let canonical = rowIDs[key] ?? change.id
             switch settlements[key]?.outcomes[change.index] {
             case .applied?:
-                if let version = versions[key] { applied(change, version: version, canonical: canonical) }
-                else { reject(change.index, ChangeRejection(.invalidField, "the record could not be stored")) }
+                if let version = versions[key] {
+                    applied(change, version: version, canonical: canonical)
+                } else {
+                    reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
+                }
             case .unchanged?:
                 unchanged(change, version: versions[key] ?? stored[key]?.serverVersion, canonical: canonical)
             case .superseded?:
-                if let row = current[canonical.uuidString.lowercased()] { superseded(change, by: row) }
-                else { reject(change.index, ChangeRejection(.invalidField, "the record could not be stored")) }
+                if let row = current[canonical.uuidString.lowercased()] { superseded(change, by: row) } else { reject(change.index, ChangeRejection(.invalidField, "the record could not be stored")) }
             case .rejected(let rejection)?:
                 reject(change.index, rejection)
             case nil:
@@ -197,8 +201,9 @@ extension PushBatch {
     private func fieldChange(_ change: PushChange) -> FieldMergedRecord.Change {
         let key = LWWKey(updatedAt: change.updatedAt, deviceID: device)
         guard change.op == .upsert else { return FieldMergedRecord.Change(index: change.index, key: key, fields: nil) }
-        return FieldMergedRecord.Change(index: change.index, key: key, fields: change.rawRecord ?? [:],
-                                        times: change.fieldTimes.mapValues { LWWKey(updatedAt: $0, deviceID: device) })
+        return FieldMergedRecord.Change(
+            index: change.index, key: key, fields: change.rawRecord ?? [:],
+            times: change.fieldTimes.mapValues { LWWKey(updatedAt: $0, deviceID: device) })
     }
 
     /// The stored record's fields, each with its key: `fieldTimes` names those older than the
@@ -208,16 +213,18 @@ extension PushBatch {
         guard let recordText, case .object(let fields)? = try? JSONParser.parse(bytes: Array(recordText.utf8)) else { return FieldMerge() }
         var times: [String: JSONValue] = [:]
         if let fieldTimes, case .object(let parsed)? = try? JSONParser.parse(bytes: Array(fieldTimes.utf8)) { times = parsed }
-        return FieldMerge(fields.reduce(into: [:]) { entries, field in
-            var at = key
-            if case .array(let pair)? = times[field.key], pair.count == 2, case .string(let time) = pair[0], case .string(let device) = pair[1],
-               let date = WireTime.parse(time, years: LocalDate.recordYears) {
-                at = LWWKey(updatedAt: date, deviceID: device)
-            } else if times[field.key] == .null {
-                at = .never
-            }
-            entries[field.key] = FieldMerge.Entry(value: field.value, at: at)
-        })
+        return FieldMerge(
+            fields.reduce(into: [:]) { entries, field in
+                var at = key
+                if case .array(let pair)? = times[field.key], pair.count == 2, case .string(let time) = pair[0], case .string(let device) = pair[1],
+                    let date = WireTime.parse(time, years: LocalDate.recordYears)
+                {
+                    at = LWWKey(updatedAt: date, deviceID: device)
+                } else if times[field.key] == .null {
+                    at = .never
+                }
+                entries[field.key] = FieldMerge.Entry(value: field.value, at: at)
+            })
     }
 
     /// `{"field": [time, device]}` for the fields whose key is older than the record's (`null`
@@ -225,9 +232,11 @@ extension PushBatch {
     static func fieldTimesJSON(_ record: FieldMergedRecord) -> String? {
         let older = record.fields.fields.filter { $0.value.at != record.key }
         guard !older.isEmpty else { return nil }
-        return JSONValue.object(older.mapValues { entry in
-            entry.at == .never ? .null : .array([.string(WireTime.format(entry.at.updatedAt)), .string(entry.at.deviceID)])
-        }).jsonText
+        return JSONValue.object(
+            older.mapValues { entry in
+                entry.at == .never ? .null : .array([.string(WireTime.format(entry.at.updatedAt)), .string(entry.at.deviceID)])
+            }
+        ).jsonText
     }
 
     /// The habits the reminders name, sent or stored, that are live (after this batch's habits).
@@ -254,8 +263,12 @@ extension PushBatch {
             guard let settings = rows.first else { return }
             var zone = "UTC"
             if !settings.isDelete, let index = SyncTable.userSettings.columns.firstIndex(where: { $0.name == "timezone" }),
-               let value = settings.values[index] { zone = value }
-            let moved = try await connection.query("""
+                let value = settings.values[index]
+            {
+                zone = value
+            }
+            let moved = try await connection.query(
+                """
                 UPDATE users SET time_zone = \(zone) WHERE tenant_id = \(tenant) AND user_id = \(user) AND time_zone IS DISTINCT FROM \(zone) RETURNING 1 AS moved
                 """)
             if !moved.rows.isEmpty { derivedInputsChanged = true }

@@ -60,8 +60,10 @@ extension PushBatch {
             }
         }
         if !storedLosers.isEmpty {
-            try await connection.query(Self.abandonSessions(tenant: tenant, user: user, losers: storedLosers, survivorStart: survivor.start,
-                                                            after: nextVersion - 1))
+            try await connection.query(
+                Self.abandonSessions(
+                    tenant: tenant, user: user, losers: storedLosers, survivorStart: survivor.start,
+                    after: nextVersion - 1))
             nextVersion += Int64(storedLosers.count)
         }
         return (serverAuthored, records)

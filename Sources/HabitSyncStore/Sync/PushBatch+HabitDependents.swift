@@ -20,19 +20,19 @@ extension PushBatch {
     static func tombstoneDependents(_ table: PGFragment, tenant: UUID, user: String, habits: [UUID], deletedAt: [Date], after version: Int64) -> PGQuery {
         let count: PGFragment = table == "daily_progress" ? "count_set_value = 0, count_set_at = nb.updated_at, count_set_by = 'server', " : ""
         return """
-        WITH doomed AS (SELECT * FROM unnest(\(habits)::uuid[], \(deletedAt)::timestamptz[]) AS d(habit_id, updated_at)),
-        numbered AS (
-            SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n
-            FROM \(table) c JOIN doomed d ON c.habit_id = d.habit_id
-            WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.deleted_at IS NULL
-              AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, 'server' COLLATE "C")
-        )
-        UPDATE \(table) c SET \(count)deleted_at = now(), updated_at = nb.updated_at, updated_by = 'server',
-            server_version = \(version) + nb.n, synced_at = now()
-        FROM numbered nb
-        WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.id = nb.id
-        RETURNING c.server_version
-        """
+            WITH doomed AS (SELECT * FROM unnest(\(habits)::uuid[], \(deletedAt)::timestamptz[]) AS d(habit_id, updated_at)),
+            numbered AS (
+                SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n
+                FROM \(table) c JOIN doomed d ON c.habit_id = d.habit_id
+                WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.deleted_at IS NULL
+                  AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, 'server' COLLATE "C")
+            )
+            UPDATE \(table) c SET \(count)deleted_at = now(), updated_at = nb.updated_at, updated_by = 'server',
+                server_version = \(version) + nb.n, synced_at = now()
+            FROM numbered nb
+            WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.id = nb.id
+            RETURNING c.server_version
+            """
     }
 
     /// Keeps deletes and the progress upserts whose habit exists and is not deleted (after this
@@ -57,8 +57,9 @@ extension PushBatch {
     func cascadeHabitDeletes(_ deleted: [(UUID, Date)]) async throws {
         guard !deleted.isEmpty else { return }
         for table: PGFragment in ["reminders", "daily_progress"] {
-            let query = Self.tombstoneDependents(table, tenant: tenant, user: user, habits: deleted.map(\.0), deletedAt: deleted.map(\.1),
-                                                 after: nextVersion - 1)
+            let query = Self.tombstoneDependents(
+                table, tenant: tenant, user: user, habits: deleted.map(\.0), deletedAt: deleted.map(\.1),
+                after: nextVersion - 1)
             let versions = try await connection.query(query).rows.map { try $0.decode("server_version", as: Int64.self) }
             if let highest = versions.max() { nextVersion = highest + 1 }
         }

@@ -55,7 +55,8 @@ extension PushBatch {
             } else if table.collection == .focusSessions, winner.index == change.index,
                 LWWKey(updatedAt: change.updatedAt, deviceID: device) > row.lwwKey, !row.deleted, let state = row.focusState,
                 case .focusSession(let incoming)? = change.record,
-                FocusSessionRecord.isTerminal(state), incoming.state != state {
+                FocusSessionRecord.isTerminal(state), incoming.state != state
+            {
                 reject(change.index, ChangeRejection(.invalidTransition, field: "state", "the session is \(state), which is final; it cannot become \(incoming.state)"))
             } else {
                 superseded(change, by: row)
@@ -74,8 +75,9 @@ extension PushBatch {
     func storedAsSent(_ table: SyncTable, _ changes: [(change: PushChange, key: UUID)]) async throws -> Set<Int> {
         guard !changes.isEmpty else { return [] }
         let rows = changes.map { change, target in
-            SyncRow(id: target, version: Int64(change.index), updatedAt: change.updatedAt, updatedBy: device, isDelete: change.op == .delete,
-                    values: change.record.map(table.values) ?? [])
+            SyncRow(
+                id: target, version: Int64(change.index), updatedAt: change.updatedAt, updatedBy: device, isDelete: change.op == .delete,
+                values: change.record.map(table.values) ?? [])
         }
         let query = SyncTableSQL.sameContent(table, tenant: tenant, user: user, rows: rows)
         return Set(try await connection.query(query).rows.map { Int(try $0.decode("change_index", as: Int64.self)) })

@@ -33,8 +33,10 @@ final class PushBatch {
     /// Steps outside any one change that PostgreSQL refused on the slow path (logged by the caller).
     var skippedSteps: [String] = []
 
-    init(connection: PGConnection, tenant: UUID, user: String, device: String, batchID: UUID, derivedRecordID: UUID, firstVersion: Int64,
-         context: ValidationContext, isolatesRefusals: Bool) {
+    init(
+        connection: PGConnection, tenant: UUID, user: String, device: String, batchID: UUID, derivedRecordID: UUID, firstVersion: Int64,
+        context: ValidationContext, isolatesRefusals: Bool
+    ) {
         self.connection = connection
         self.tenant = tenant
         self.user = user
@@ -45,7 +47,6 @@ final class PushBatch {
         self.context = context
         self.isolatesRefusals = isolatesRefusals
     }
-
 
     func allocateVersion() -> Int64 {
         defer { nextVersion += 1 }
@@ -66,30 +67,31 @@ final class PushBatch {
 
     /// Writes one collection's share of the batch.
     private func apply(_ collection: SyncCollection, _ changes: [PushChange]) async throws {
-            switch collection {
-            case .habits:
-                try await applyFieldMerge(.habits, changes)
-            case .reminders:
-                try await applyFieldMerge(.reminders, changes)
-            case .dailyProgress:
-                try await applyDailyProgress(try await withLiveHabits(changes))
-            case .focusSessions:
-                let adjusted = try await settleRunningSessions(changes)
-                try await applyLastWriterWins(.focusSessions, changes, updatedByOverride: adjusted.serverAuthored, recordOverride: adjusted.records,
-                                              extraCondition: "NOT (h.state IN ('completed', 'abandoned') AND NOT i.is_delete AND i.state IS DISTINCT FROM h.state)")
-            case .selectedApps:
-                try await applyFieldMerge(.selectedApps, changes)
-            case .userSettings:
-                try await applyFieldMerge(.userSettings, changes, by: .user)
-            case .xpTransactions:
-                try await applyAppendOnly(.xpTransactions, changes)
-            case .usageEvents:
-                try await applyAppendOnly(.usageEvents, changes)
-            case .achievements:
-                try await applyFieldMerge(.achievements, changes, by: .achievementID)
-            case .globalStreak, .userProgress, .usageStreak:
-                break  // refused during validation
-            }
+        switch collection {
+        case .habits:
+            try await applyFieldMerge(.habits, changes)
+        case .reminders:
+            try await applyFieldMerge(.reminders, changes)
+        case .dailyProgress:
+            try await applyDailyProgress(try await withLiveHabits(changes))
+        case .focusSessions:
+            let adjusted = try await settleRunningSessions(changes)
+            try await applyLastWriterWins(
+                .focusSessions, changes, updatedByOverride: adjusted.serverAuthored, recordOverride: adjusted.records,
+                extraCondition: "NOT (h.state IN ('completed', 'abandoned') AND NOT i.is_delete AND i.state IS DISTINCT FROM h.state)")
+        case .selectedApps:
+            try await applyFieldMerge(.selectedApps, changes)
+        case .userSettings:
+            try await applyFieldMerge(.userSettings, changes, by: .user)
+        case .xpTransactions:
+            try await applyAppendOnly(.xpTransactions, changes)
+        case .usageEvents:
+            try await applyAppendOnly(.usageEvents, changes)
+        case .achievements:
+            try await applyFieldMerge(.achievements, changes, by: .achievementID)
+        case .globalStreak, .userProgress, .usageStreak:
+            break  // refused during validation
+        }
     }
 
     /// Recomputes the derived records when this batch applied a change to their inputs.

@@ -18,8 +18,10 @@ public struct PushStore: Sendable {
     public let timeZones: TimeZoneCatalog
     public let queue: UserPushQueue
 
-    public init(pool: PGPool, statementTimeout: Duration = .seconds(5), maximumSkew: TimeInterval = 300,
-                timeZones: TimeZoneCatalog = TimeZoneCatalog(), queue: UserPushQueue = UserPushQueue()) {
+    public init(
+        pool: PGPool, statementTimeout: Duration = .seconds(5), maximumSkew: TimeInterval = 300,
+        timeZones: TimeZoneCatalog = TimeZoneCatalog(), queue: UserPushQueue = UserPushQueue()
+    ) {
         self.pool = pool
         self.statementTimeout = statementTimeout
         self.maximumSkew = maximumSkew
@@ -133,8 +135,9 @@ public struct PushStore: Sendable {
     /// - Parameter requestHash: SHA-256 of the (decompressed) request body: a retry must send
     ///   the same bytes; other bytes under the same batchId are a conflict.
     public func push(identity: VerifiedIdentity, deviceID: String, request: PushRequest, requestHash: [UInt8], now: Date = Date()) async throws -> (Outcome, Tally) {
-        let context = ValidationContext(now: now, maximumSkew: maximumSkew, timeZones: try await timeZones.names(pool),
-                                        protocolVersion: request.protocolVersion)
+        let context = ValidationContext(
+            now: now, maximumSkew: maximumSkew, timeZones: try await timeZones.names(pool),
+            protocolVersion: request.protocolVersion)
         // Validation and grouping need no database: done before the user's lock is taken.
         let plan = PushPlan(request.changes, context: context)
         return try await queue.serialised(tenant: identity.tenantID, user: identity.userID) {
@@ -148,8 +151,10 @@ public struct PushStore: Sendable {
         }
     }
 
-    private func push(identity: VerifiedIdentity, deviceID: String, request: PushRequest, plan: PushPlan, requestHash: [UInt8], context: ValidationContext,
-                      isolatingRefusals: Bool) async throws -> (Outcome, Tally) {
+    private func push(
+        identity: VerifiedIdentity, deviceID: String, request: PushRequest, plan: PushPlan, requestHash: [UInt8], context: ValidationContext,
+        isolatingRefusals: Bool
+    ) async throws -> (Outcome, Tally) {
         let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
         return try await pool.withTransaction(statementTimeout: statementTimeout, localSettings: scope) { connection in
             // One round trip: the user's lock, the replay lookup (after the lock, so a retry
@@ -184,8 +189,9 @@ public struct PushStore: Sendable {
             }
             if batch.nextVersion - 1 > counter {
                 let touched = batch.tally.counts.filter { ($0.value["applied"] ?? 0) > 0 }.keys.sorted()
-                let notice = ChangeNotice(tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1,
-                                          deviceID: deviceID, collections: touched)
+                let notice = ChangeNotice(
+                    tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1,
+                    deviceID: deviceID, collections: touched)
                 closing += [Self.saveCounter(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1), Self.notifyChange(notice)]
             }
             let body = Array(batch.responseJSON(epoch: epochs.epoch).utf8)

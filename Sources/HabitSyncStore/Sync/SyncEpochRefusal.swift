@@ -18,15 +18,17 @@ public struct SyncEpochRefusal: Error, Sendable, Equatable {
     /// The epoch columns of a `users` row (`account_epoch`, `database_epoch`,
     /// `restored_through`, `change_counter`).
     static func serverState(_ row: PGRow) throws -> EpochCheck.ServerState {
-        EpochCheck.ServerState(database: try row.decode("database_epoch", as: String.self), account: try row.decode("account_epoch", as: String.self),
-                               restoredThrough: try row.decode("restored_through", as: Int64.self), counter: try row.decode("change_counter", as: Int64.self))
+        EpochCheck.ServerState(
+            database: try row.decode("database_epoch", as: String.self), account: try row.decode("account_epoch", as: String.self),
+            restoredThrough: try row.decode("restored_through", as: Int64.self), counter: try row.decode("change_counter", as: Int64.self))
     }
 
     /// The database's epoch, for a user without a row.
     static let databaseEpoch: PGQuery = "SELECT habitsync_database_epoch() AS epoch"
 
     static func serverStateWithoutUser(_ connection: PGConnection) async throws -> EpochCheck.ServerState {
-        EpochCheck.ServerState(database: try await connection.query(databaseEpoch).single().decode("epoch", as: String.self),
-                               account: nil, restoredThrough: 0, counter: 0)
+        EpochCheck.ServerState(
+            database: try await connection.query(databaseEpoch).single().decode("epoch", as: String.self),
+            account: nil, restoredThrough: 0, counter: 0)
     }
 }

@@ -39,7 +39,8 @@ enum SyncTableSQL {
             arrays.append("\(rows.map { $0.values.isEmpty ? nil : $0.values[column] })::text[]")
         }
         let names: PGFragment = "id, version, updated_at, updated_by, is_delete, " + table.columns.map(\.name).joined(separator: ", ")
-        let typed: PGFragment = "i.id, i.version, i.updated_at, i.updated_by, i.is_delete, "
+        let typed: PGFragment =
+            "i.id, i.version, i.updated_at, i.updated_by, i.is_delete, "
             + table.columns.map { "i.\($0.name)::\($0.type) AS \($0.name)" as PGFragment }.joined(separator: ", ")
         return "SELECT \(typed), now() AS now FROM unnest(\(arrays.joined(separator: ", "))) AS i(\(names))"
     }
@@ -172,16 +173,20 @@ enum SyncTableSQL {
     /// for every other collection.
     static func registeredTime(_ collection: SyncCollection, tenant: UUID, user: String, id: PGFragment) -> (join: PGQuery, condition: PGFragment) {
         guard collection == .usageEvents else { return ("", "") }
-        return ("CROSS JOIN LATERAL (SELECT occurred_at FROM usage_event_ids WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = \(id) OFFSET 0) r",
-                " AND h.occurred_at = r.occurred_at")
+        return (
+            "CROSS JOIN LATERAL (SELECT occurred_at FROM usage_event_ids WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = \(id) OFFSET 0) r",
+            " AND h.occurred_at = r.occurred_at"
+        )
     }
 
     /// The stored state of the rows whose `key` column is among `keys` (of SQL type `keyType`),
     /// as wire changes and records, for the results.
     ///
     /// Usage events are found at the time the registry holds for their id (`registeredTime`).
-    static func current(_ collection: SyncCollection, tenant: UUID, user: String, keys: some PGEncodable,
-                        by key: PGFragment = "id", keyType: PGFragment = "uuid") -> PGQuery {
+    static func current(
+        _ collection: SyncCollection, tenant: UUID, user: String, keys: some PGEncodable,
+        by key: PGFragment = "id", keyType: PGFragment = "uuid"
+    ) -> PGQuery {
         // The lateral subquery returns whole rows (`s.h`, of the table's row type), which the
         // wire JSON's record functions take.
         let h: PGFragment = "(s.h)"

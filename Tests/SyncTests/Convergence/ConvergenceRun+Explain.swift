@@ -2,24 +2,28 @@ import Foundation
 import HabitSyncClient
 import HabitSyncDomain
 import LibPQClient
-import TestSupport
 import SyncTestSupport
+import TestSupport
 
 extension ConvergenceRun {
     /// Everything known of one record that differs, for the failure message: both values, the
     /// device's sync fields, the server's row (tombstone or not), its conflict log, the user's
     /// counter and purge horizon, and what happened to the record and the device, in order.
-    static func explain(_ collection: SyncCollection, _ id: UUID, device: SimulatedDevice, world: SyncWorld, user: String,
-                        mine: String?, server: String?) async throws -> String {
+    static func explain(
+        _ collection: SyncCollection, _ id: UUID, device: SimulatedDevice, world: SyncWorld, user: String,
+        mine: String?, server: String?
+    ) async throws -> String {
         let local = try await device.store.record(collection, id: id)
-        let localFields = local.map {
-            "status \($0.syncStatus), serverVersion \($0.serverVersion.map(String.init) ?? "nil"), updated \($0.updatedAt.timeIntervalSince1970) by \($0.updatedBy), deleted \($0.isDeleted)"
-        } ?? "no local row"
+        let localFields =
+            local.map {
+                "status \($0.syncStatus), serverVersion \($0.serverVersion.map(String.init) ?? "nil"), updated \($0.updatedAt.timeIntervalSince1970) by \($0.updatedBy), deleted \($0.isDeleted)"
+            } ?? "no local row"
         let key = id.uuidString.lowercased()
         let (row, conflicts, owner) = try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
                 let table = PGFragment.identifier(collection.table)
-                let row = try await connection.query("SELECT (to_jsonb(t) - 'tenant_id')::text AS row FROM \(table) t WHERE t.id::text = \(key)").rows.first
+                let row =
+                    try await connection.query("SELECT (to_jsonb(t) - 'tenant_id')::text AS row FROM \(table) t WHERE t.id::text = \(key)").rows.first
                     .map { try $0.decode("row", as: String.self) } ?? "no server row"
                 let conflicts = try await connection.query(
                     "SELECT (to_jsonb(c) - 'tenant_id' - 'incoming_payload')::text AS row FROM conflict_log c WHERE c.record_id = \(key) ORDER BY c.id"

@@ -1,11 +1,11 @@
 import Foundation
-import LibPQClient
 import HabitSyncClient
 import HabitSyncDomain
 import HabitSyncStore
-import Testing
-import TestSupport
+import LibPQClient
 import SyncTestSupport
+import TestSupport
+import Testing
 
 /// Several users, each with several SDK devices, editing at random against the real server
 /// through a faulty network, with offline periods, skewed clocks, app restarts in the middle
@@ -66,13 +66,14 @@ struct ConvergenceRun {
         var devices: [[SimulatedDevice]] = []
         for user in 0..<settings.users {
             let token = try await world.token(user: "user-\(user)")
-            devices.append(try (0..<settings.devicesPerUser).map { index in
-                // Clocks spread over ±10 minutes: each user has one far behind and one far ahead
-                // (beyond the server's 5-minute allowance: clamped writes, refused event times).
-                let spread = Double(index) / Double(max(1, settings.devicesPerUser - 1))
-                let skew = min(600, max(-600, -600 + 1200 * spread + Double.random(in: -30...30)))
-                return try SimulatedDevice(name: "u\(user)-device-\(index)", directory: directory, skew: skew, transport: transport, token: token)
-            })
+            devices.append(
+                try (0..<settings.devicesPerUser).map { index in
+                    // Clocks spread over ±10 minutes: each user has one far behind and one far ahead
+                    // (beyond the server's 5-minute allowance: clamped writes, refused event times).
+                    let spread = Double(index) / Double(max(1, settings.devicesPerUser - 1))
+                    let skew = min(600, max(-600, -600 + 1200 * spread + Double.random(in: -30...30)))
+                    return try SimulatedDevice(name: "u\(user)-device-\(index)", directory: directory, skew: skew, transport: transport, token: token)
+                })
         }
         let everyDevice = devices.flatMap { $0 }
         var totals = Totals()
@@ -185,10 +186,12 @@ struct ConvergenceRun {
             totals.loggedFieldLosses += logged
             totals.refusedByDatabase += try await world.database.withPool(size: 1) { pool in
                 try await pool.withConnection { connection in
-                    try await connection.query("""
+                    try await connection.query(
+                        """
                         SELECT collection || ' ' || op || ': ' || error_message AS refusal FROM conflict_log
                         WHERE tenant_id = \(world.tenant) AND user_id = \("user-\(user)") AND error_code = 'refused_by_database'
-                        """).rows.map { try $0.decode("refusal", as: String.self) }
+                        """
+                    ).rows.map { try $0.decode("refusal", as: String.self) }
                 }
             }
             let (incremental, full) = try await world.database.withPool(size: 1) {
@@ -222,8 +225,10 @@ struct ConvergenceRun {
             if !differing.isEmpty {
                 var explained: [String] = []
                 for id in differing.prefix(3) {
-                    explained.append(try await explain(Model.collection, id, device: device, world: world, user: user,
-                                                       mine: mineByID[id].map { String(describing: $0) }, server: serverByID[id].map { String(describing: $0) }))
+                    explained.append(
+                        try await explain(
+                            Model.collection, id, device: device, world: world, user: user,
+                            mine: mineByID[id].map { String(describing: $0) }, server: serverByID[id].map { String(describing: $0) }))
                 }
                 Issue.record("\(device.name): \(differing.count) \(Model.collection) records differ from the server's:\n\(explained.joined(separator: "\n"))")
             }

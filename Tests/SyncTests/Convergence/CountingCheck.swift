@@ -25,9 +25,10 @@ struct CountingCheck {
         var deletedIDs: Set<String> = []
         for push in pushes where devices.contains(push.device) {
             guard let body = try? JSONSerialization.jsonObject(with: push.body) as? [String: Any],
-                  let answer = try? JSONSerialization.jsonObject(with: push.response) as? [String: Any],
-                  let batch = body["batchId"] as? String, let changes = body["changes"] as? [[String: Any]],
-                  let results = answer["results"] as? [[String: Any]] else { continue }
+                let answer = try? JSONSerialization.jsonObject(with: push.response) as? [String: Any],
+                let batch = body["batchId"] as? String, let changes = body["changes"] as? [[String: Any]],
+                let results = answer["results"] as? [[String: Any]]
+            else { continue }
             var status: [Int: String] = [:]
             for result in results { if let index = result["index"] as? Int { status[index] = result["status"] as? String } }
             for (index, change) in changes.enumerated() {
@@ -62,15 +63,19 @@ struct CountingCheck {
 
     /// Checks the user's live days against the sums; returns how many days were compared.
     func check(_ connection: PGConnection, tenant: UUID, user: String) async throws -> Int {
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             SELECT habit_id::text AS habit, date::text AS date, progress_count FROM daily_progress
             WHERE tenant_id = \(tenant) AND user_id = \(user) AND deleted_at IS NULL
-            """).rows
+            """
+        ).rows
         var stored: [Day: Int] = [:]
         for row in rows { stored[Day(habit: try row.decode("habit"), date: try row.decode("date"))] = try row.decode("progress_count", as: Int.self) }
         var compared = 0
         for (day, sum) in sums {
-            #expect(stored[day] == max(0, sum), "\(user): habit \(day.habit) on \(day.date) counts \(stored[day].map(String.init) ?? "nothing") on the server; the devices' acknowledged increments sum to \(sum)")
+            #expect(
+                stored[day] == max(0, sum),
+                "\(user): habit \(day.habit) on \(day.date) counts \(stored[day].map(String.init) ?? "nothing") on the server; the devices' acknowledged increments sum to \(sum)")
             compared += 1
         }
         return compared

@@ -1,9 +1,10 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HabitSyncClient
 import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The network between the convergence suite's devices and the server, at the HTTP level:
 /// it drops requests before they reach the server, drops answers after the server committed,
@@ -60,9 +61,13 @@ final class FaultInjectingTransport: SyncTransport {
         let roll = Double.random(in: 0..<1)
         var fault = Fault.none
         if faultsOn {
-            if roll < dropRequest { fault = .dropRequest }
-            else if roll < dropRequest + dropResponse { fault = .dropResponse }
-            else if roll < dropRequest + dropResponse + duplicate { fault = .duplicate }
+            if roll < dropRequest {
+                fault = .dropRequest
+            } else if roll < dropRequest + dropResponse {
+                fault = .dropResponse
+            } else if roll < dropRequest + dropResponse + duplicate {
+                fault = .duplicate
+            }
         }
         let delayed = faultsOn && Double.random(in: 0..<1) < delay
         state.withLock { state in
@@ -97,7 +102,8 @@ final class FaultInjectingTransport: SyncTransport {
     private func recorded(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         let (data, response) = try await inner.send(request)
         if response.statusCode == 200, request.url?.path.hasSuffix("sync/push") == true, let body = request.httpBody,
-           let device = request.value(forHTTPHeaderField: "X-Device-Id") {
+            let device = request.value(forHTTPHeaderField: "X-Device-Id")
+        {
             state.withLock { $0.answeredPushes.append(AnsweredPush(device: device, body: body, response: data)) }
         }
         return (data, response)

@@ -1,8 +1,9 @@
 import Foundation
 import HabitSyncDomain
-@testable import HabitSyncStore
 import LibPQClient
 import Testing
+
+@testable import HabitSyncStore
 
 /// No field edit lost: from every push the server answered (answers the devices never got
 /// included), the field writes it acknowledged (applied, unchanged or superseded; each
@@ -41,16 +42,17 @@ struct FieldCheck {
         var seen: Set<String> = []
         for push in pushes where devices.contains(push.device) {
             guard case .object(let body)? = try? JSONParser.parse(push.body), case .object(let answer)? = try? JSONParser.parse(push.response),
-                  case .string(let batch)? = body["batchId"], case .array(let changes)? = body["changes"],
-                  case .array(let results)? = answer["results"] else { continue }
+                case .string(let batch)? = body["batchId"], case .array(let changes)? = body["changes"],
+                case .array(let results)? = answer["results"]
+            else { continue }
             for case .object(let result) in results {
                 guard case .number(let position)? = result["index"], let index = Int(exactly: position), index < changes.count,
-                      case .object(let change) = changes[index], case .string(let collection)? = change["collection"],
-                      let checked = Self.fields[collection], case .object(let record)? = change["record"],
-                      case .string(let status)? = result["status"], ["applied", "unchanged", "superseded"].contains(status),
-                      case .number(let version)? = result["serverVersion"],
-                      case .string(let idText)? = change["id"], case .string(let updatedText)? = change["updatedAt"],
-                      let updatedAt = WireTime.parse(updatedText), seen.insert("\(push.device)|\(batch)|\(index)").inserted
+                    case .object(let change) = changes[index], case .string(let collection)? = change["collection"],
+                    let checked = Self.fields[collection], case .object(let record)? = change["record"],
+                    case .string(let status)? = result["status"], ["applied", "unchanged", "superseded"].contains(status),
+                    case .number(let version)? = result["serverVersion"],
+                    case .string(let idText)? = change["id"], case .string(let updatedText)? = change["updatedAt"],
+                    let updatedAt = WireTime.parse(updatedText), seen.insert("\(push.device)|\(batch)|\(index)").inserted
                 else { continue }
                 let id = collection == "userSettings" ? "settings" : idText.lowercased()
                 var times: [String: JSONValue] = [:]
@@ -61,8 +63,10 @@ struct FieldCheck {
                     if result["clamped"] == .bool(true) { clamped.insert(target); continue }
                     var at = updatedAt
                     if case .string(let text)? = times[field], let time = WireTime.parse(text) { at = time }
-                    writes[target, default: []].append(Write(key: LWWKey(updatedAt: at, deviceID: push.device), value: value.jsonText,
-                                                             appliedAt: status == "applied" ? Int64(version) : nil, answeredVersion: Int64(version)))
+                    writes[target, default: []].append(
+                        Write(
+                            key: LWWKey(updatedAt: at, deviceID: push.device), value: value.jsonText,
+                            appliedAt: status == "applied" ? Int64(version) : nil, answeredVersion: Int64(version)))
                 }
             }
         }
@@ -75,10 +79,12 @@ struct FieldCheck {
         for collection in Self.fields.keys.sorted() {
             guard let kind = SyncCollection(rawValue: collection) else { continue }
             let table = PGFragment.identifier(kind.table)
-            let rows = try await connection.query("""
+            let rows = try await connection.query(
+                """
                 SELECT h.id::text AS id, \(WireChangeSQL.record(kind, alias: "h")) AS record FROM \(table) h
                 WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.deleted_at IS NULL
-                """).rows
+                """
+            ).rows
             for row in rows {
                 let id = collection == "userSettings" ? "settings" : try row.decode("id", as: String.self)
                 if case .object(let record)? = try? JSONParser.parse(bytes: Array(try row.decode("record", as: String.self).utf8)) {
@@ -87,10 +93,12 @@ struct FieldCheck {
             }
         }
         var logged: Set<String> = []
-        for row in try await connection.query("""
+        for row in try await connection.query(
+            """
             SELECT collection, record_id, field, incoming_updated_by AS device, (extract(epoch FROM incoming_updated_at) * 1000)::int8 AS at
             FROM conflict_log WHERE tenant_id = \(tenant) AND user_id = \(user) AND outcome = 'superseded'
-            """).rows {
+            """
+        ).rows {
             let collection: String = try row.decode("collection")
             let id = collection == "userSettings" ? "settings" : try row.decode("record_id", as: String.self)
             // A change a delete beat is logged whole: it stands for each of its fields.
@@ -102,8 +110,10 @@ struct FieldCheck {
         var compared = 0, foundLogged = 0
         for (target, writes) in writes where !clamped.contains(target) {
             guard let record = stored["\(target.collection)/\(target.id)"], let winner = writes.max(by: { $0.key < $1.key }) else { continue }
-            #expect(record[target.field]?.jsonText == winner.value,
-                    "\(user): \(target.collection) \(target.id).\(target.field) is \(record[target.field]?.jsonText ?? "absent") on the server; the latest acknowledged write (\(winner.key.deviceID) at \(WireTime.format(winner.key.updatedAt))) set \(winner.value)")
+            #expect(
+                record[target.field]?.jsonText == winner.value,
+                "\(user): \(target.collection) \(target.id).\(target.field) is \(record[target.field]?.jsonText ?? "absent") on the server; the latest acknowledged write (\(winner.key.deviceID) at \(WireTime.format(winner.key.updatedAt))) set \(winner.value)"
+            )
             compared += 1
             for write in writes where write.key < winner.key {
                 // Lost on arrival: a later write of another value was stored before it was settled.

@@ -114,7 +114,11 @@ actor SimulatedDevice {
             ("usage event", 6, addUsageEvent), ("selected app", 3, editSelectedApp), ("settings", 2, editSettings),
         ]
         var roll = Int.random(in: 0..<operations.map(\.1).reduce(0, +))
-        guard let operation = operations.first(where: { roll -= $0.1; return roll < 0 }) else { return }
+        guard
+            let operation = operations.first(where: {
+                roll -= $0.1; return roll < 0
+            })
+        else { return }
         do {
             guard let (collection, id) = try operation.2() else { return }
             // Saving what the record holds already is no edit (nothing is sent, nothing answered).
@@ -134,8 +138,9 @@ actor SimulatedDevice {
 
     private func createHabit() throws -> (SyncCollection, UUID)? {
         let schedules: [HabitSchedule] = [.daily, .daily, .everyNDays(2), .specificWeekdays([.monday, .wednesday, .friday]), .frequencyWeekly(3)]
-        let habit = Habit(name: "Habit \(Int.random(in: 1...999))", goalCount: Int.random(in: 1...3), schedule: schedules.randomElement()!,
-                          startDate: LocalDate(dayNumber: today.dayNumber - 30))
+        let habit = Habit(
+            name: "Habit \(Int.random(in: 1...999))", goalCount: Int.random(in: 1...3), schedule: schedules.randomElement()!,
+            startDate: LocalDate(dayNumber: today.dayNumber - 30))
         return (.habits, try store.save(habit).id)
     }
 
@@ -218,8 +223,9 @@ actor SimulatedDevice {
 
     private func unlockAchievement() throws -> (SyncCollection, UUID)? {
         // A handful of ids, so devices unlock the same ones offline (the earliest wins).
-        let achievement = Achievement(achievementId: "achievement-\(Int.random(in: 1...6))", title: "Unlocked",
-                                      unlockedAt: now.addingTimeInterval(-Double.random(in: 0...3600)), xpAwarded: 10)
+        let achievement = Achievement(
+            achievementId: "achievement-\(Int.random(in: 1...6))", title: "Unlocked",
+            unlockedAt: now.addingTimeInterval(-Double.random(in: 0...3600)), xpAwarded: 10)
         return (.achievements, try store.save(achievement).id)
     }
 
@@ -248,8 +254,9 @@ actor SimulatedDevice {
     private func addUsageEvent() throws -> (SyncCollection, UUID)? {
         let kind = [UsageEvent.Kind.exitToFocus, .deepenPause, .proceedToApp].randomElement()!
         let timer = Double(Int.random(in: 15...45))
-        let event = UsageEvent(eventType: kind, timestamp: now.addingTimeInterval(-Double.random(in: 0...600)),
-                               targetAppName: kind == .proceedToApp ? "Instagram" : nil, pauseDuration: Double.random(in: 0...timer), timerDuration: timer)
+        let event = UsageEvent(
+            eventType: kind, timestamp: now.addingTimeInterval(-Double.random(in: 0...600)),
+            targetAppName: kind == .proceedToApp ? "Instagram" : nil, pauseDuration: Double.random(in: 0...timer), timerDuration: timer)
         return (.usageEvents, try store.save(event).id)
     }
 
@@ -263,8 +270,9 @@ actor SimulatedDevice {
             value.orderIndex = Int.random(in: 0...20)
             return (.selectedApps, try store.save(value, id: app.id).id)
         }
-        let app = SelectedApp(appName: ["Instagram", "TikTok", "YouTube"].randomElement()!, iconName: "icon", urlScheme: "app\(Int.random(in: 1...9))://",
-                              dateAdded: now, orderIndex: Int.random(in: 0...20))
+        let app = SelectedApp(
+            appName: ["Instagram", "TikTok", "YouTube"].randomElement()!, iconName: "icon", urlScheme: "app\(Int.random(in: 1...9))://",
+            dateAdded: now, orderIndex: Int.random(in: 0...20))
         return (.selectedApps, try store.save(app).id)
     }
 

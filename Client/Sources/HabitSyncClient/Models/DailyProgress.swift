@@ -19,8 +19,10 @@ public struct DailyProgress: DeletableModel {
     public var skipReason: SkipReason?
     public var skipNote: String?
 
-    public init(habitId: UUID, date: LocalDate, progressCount: Int, goalCount: Int, timestamps: [Date] = [], difficulty: Int? = nil,
-                skipReason: SkipReason? = nil, skipNote: String? = nil) {
+    public init(
+        habitId: UUID, date: LocalDate, progressCount: Int, goalCount: Int, timestamps: [Date] = [], difficulty: Int? = nil,
+        skipReason: SkipReason? = nil, skipNote: String? = nil
+    ) {
         self.habitId = habitId
         self.date = date
         self.progressCount = progressCount

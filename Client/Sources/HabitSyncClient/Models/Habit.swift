@@ -25,9 +25,11 @@ public struct Habit: DeletableModel {
     /// Nil: the server time of the first write.
     public var createdAt: Date?
 
-    public init(name: String, habitDescription: String = "", icon: String = "", color: String? = nil, habitType: Kind = .formation,
-                goalCount: Int = 1, goalUnit: String = "times", schedule: HabitSchedule = .daily, baselineCount: Int? = nil,
-                baselineUnit: String? = nil, startDate: LocalDate, endDate: LocalDate? = nil, createdAt: Date? = nil) {
+    public init(
+        name: String, habitDescription: String = "", icon: String = "", color: String? = nil, habitType: Kind = .formation,
+        goalCount: Int = 1, goalUnit: String = "times", schedule: HabitSchedule = .daily, baselineCount: Int? = nil,
+        baselineUnit: String? = nil, startDate: LocalDate, endDate: LocalDate? = nil, createdAt: Date? = nil
+    ) {
         self.name = name
         self.habitDescription = habitDescription
         self.icon = icon

@@ -16,8 +16,10 @@ public struct UserSettings: DeletableModel {
     public var frePhase: FREPhase?
     public var hasCompletedOnboarding: Bool?
 
-    public init(timezone: String? = nil, gatewayTimerDuration: Int? = nil, onboardingDeterminationLevel: Int? = nil,
-                selectedInterestTags: [String]? = nil, frePhase: FREPhase? = nil, hasCompletedOnboarding: Bool? = nil) {
+    public init(
+        timezone: String? = nil, gatewayTimerDuration: Int? = nil, onboardingDeterminationLevel: Int? = nil,
+        selectedInterestTags: [String]? = nil, frePhase: FREPhase? = nil, hasCompletedOnboarding: Bool? = nil
+    ) {
         self.timezone = timezone
         self.gatewayTimerDuration = gatewayTimerDuration
         self.onboardingDeterminationLevel = onboardingDeterminationLevel

@@ -30,8 +30,9 @@ public struct DayClassifier: Sendable {
         for record in records where !record.deleted { byHabit[record.habitID, default: [:]][record.date.dayNumber] = record }
         self.entries = habits.filter { !$0.deleted }.map { habit in
             let sorted = (byHabit[habit.id] ?? [:]).sorted { $0.key < $1.key }
-            return Entry(habit: habit, start: habit.startDate.dayNumber, end: habit.endDate?.dayNumber ?? Int.max,
-                         days: sorted.map(\.key), records: sorted.map(\.value))
+            return Entry(
+                habit: habit, start: habit.startDate.dayNumber, end: habit.endDate?.dayNumber ?? Int.max,
+                days: sorted.map(\.key), records: sorted.map(\.value))
         }
     }
 

@@ -62,7 +62,8 @@ public struct StreakSummary: Sendable, Equatable {
 
     /// The globalStreak record of a history summarised up to and including today.
     public func streak(today: LocalDate) -> GlobalStreak {
-        GlobalStreak(currentStreak: trailingRun, longestStreak: longestRun, totalCompleteDays: completeDays,
-                     lastCompleteDate: lastCompleteDay.map(LocalDate.init(dayNumber:)), computedFor: today)
+        GlobalStreak(
+            currentStreak: trailingRun, longestStreak: longestRun, totalCompleteDays: completeDays,
+            lastCompleteDate: lastCompleteDay.map(LocalDate.init(dayNumber:)), computedFor: today)
     }
 }

@@ -13,8 +13,9 @@ public struct UsageStreak: Sendable, Equatable {
         let past = exitDays.filter { $0 <= today }
         let count = ConsecutiveDays.current(past, today: today)
         let end = past.contains(today) ? today : today.adding(days: -1)
-        return UsageStreak(startDate: count > 0 ? end.adding(days: 1 - count) : nil, currentDayCount: count,
-                           lastActivityDate: past.max() ?? latestExit, computedFor: today)
+        return UsageStreak(
+            startDate: count > 0 ? end.adding(days: 1 - count) : nil, currentDayCount: count,
+            lastActivityDate: past.max() ?? latestExit, computedFor: today)
     }
 
     /// From the runs of exit days instead of the days themselves (`usage_exit_runs`): the
@@ -26,7 +27,8 @@ public struct UsageStreak: Sendable, Equatable {
         }
         let last = min(run.upperBound, today.dayNumber)
         let current = last >= today.dayNumber - 1
-        return UsageStreak(startDate: current ? LocalDate(dayNumber: run.lowerBound) : nil, currentDayCount: current ? last - run.lowerBound + 1 : 0,
-                           lastActivityDate: LocalDate(dayNumber: last), computedFor: today)
+        return UsageStreak(
+            startDate: current ? LocalDate(dayNumber: run.lowerBound) : nil, currentDayCount: current ? last - run.lowerBound + 1 : 0,
+            lastActivityDate: LocalDate(dayNumber: last), computedFor: today)
     }
 }

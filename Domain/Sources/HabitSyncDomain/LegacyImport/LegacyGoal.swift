@@ -8,7 +8,8 @@ public struct LegacyGoal: Sendable, Equatable {
     /// The frequency phrase the goal carried, if any (`everyday`, `every 2 days`, …).
     public let frequency: String?
 
-    static let frequencyPhrase = #"(everyday|every day|daily|weekdays|weekends|once a week|twice a week|\d+ days? a week|once a month|twice a month|\d+ days? a month|\d+ times? (per|a) week|every \d+ days?|a day|((every )?(sunday|monday|tuesday|wednesday|thursday|friday|saturday|sun|mon|tue|wed|thu|fri|sat)(, *| and )?)+)$"#
+    static let frequencyPhrase =
+        #"(everyday|every day|daily|weekdays|weekends|once a week|twice a week|\d+ days? a week|once a month|twice a month|\d+ days? a month|\d+ times? (per|a) week|every \d+ days?|a day|((every )?(sunday|monday|tuesday|wednesday|thursday|friday|saturday|sun|mon|tue|wed|thu|fri|sat)(, *| and )?)+)$"#
 
     /// Nil when the text has no unit at all.
     public static func parse(_ text: String) -> LegacyGoal? {

@@ -164,7 +164,9 @@ public struct LegacyImportPlan: Sendable {
         if let endDate { fields["endDate"] = .string(endDate.description) }
         if let createdAt { fields["createdAt"] = .string(WireTime.format(createdAt)) }
         let record: HabitRecord
-        do { record = try HabitRecord(fields, context: context) } catch { throw fail(error.field ?? "goal", "\(error.message) (from goal '\(goalText)'\(breaking ? ", target \(target ?? 0), baseline \(baseline ?? 0)" : ""))") }
+        do { record = try HabitRecord(fields, context: context) } catch {
+            throw fail(error.field ?? "goal", "\(error.message) (from goal '\(goalText)'\(breaking ? ", target \(target ?? 0), baseline \(baseline ?? 0)" : ""))")
+        }
 
         // Reminders: only the hour and minute in the user's zone mean something.
         var reminders: [(UUID, ReminderRecord)] = []
@@ -177,7 +179,8 @@ public struct LegacyImportPlan: Sendable {
                 calendar.timeZone = zone
                 let parts = calendar.dateComponents([.hour, .minute], from: time)
                 let active: Bool = if case .bool(let flag)? = r["isActive"] { flag } else { true }
-                let reminder = try? ReminderRecord(["habitId": .string(id.uuidString), "time": .string(String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)), "isActive": .bool(active)], context: context)
+                let reminder = try? ReminderRecord(
+                    ["habitId": .string(id.uuidString), "time": .string(String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)), "isActive": .bool(active)], context: context)
                 if let reminder { reminders.append((reminderID, reminder)) }
             }
         }
@@ -216,7 +219,9 @@ public struct LegacyImportPlan: Sendable {
             }
             progressFields["timestamps"] = .array(stamps)
             if let difficulty = difficulties[day] {
-                if (1...5).contains(difficulty) { progressFields["difficulty"] = .number(Double(difficulty)) } else {
+                if (1...5).contains(difficulty) {
+                    progressFields["difficulty"] = .number(Double(difficulty))
+                } else {
                     warnings.append("\(name): difficulty \(difficulty) on \(day) is outside 1–5 and was dropped")
                 }
             }

@@ -19,19 +19,27 @@ public enum CanonicalFields {
                 "startDate": .string(h.startDate.description), "endDate": text(h.endDate?.description), "createdAt": time(h.createdAt),
             ]
         case .reminder(let r):
-            return ["habitId": .string(r.habitId.uuidString.lowercased()), "time": .string(r.time), "isActive": .bool(r.isActive),
-                    "notificationIdentifier": text(r.notificationIdentifier)]
+            return [
+                "habitId": .string(r.habitId.uuidString.lowercased()), "time": .string(r.time), "isActive": .bool(r.isActive),
+                "notificationIdentifier": text(r.notificationIdentifier),
+            ]
         case .selectedApp(let s):
-            return ["appName": .string(s.appName), "iconName": .string(s.iconName), "urlScheme": .string(s.urlScheme),
-                    "isInstalled": .bool(s.isInstalled), "dateAdded": time(s.dateAdded), "orderIndex": number(s.orderIndex)]
+            return [
+                "appName": .string(s.appName), "iconName": .string(s.iconName), "urlScheme": .string(s.urlScheme),
+                "isInstalled": .bool(s.isInstalled), "dateAdded": time(s.dateAdded), "orderIndex": number(s.orderIndex),
+            ]
         case .userSettings(let s):
-            return ["timezone": .string(s.timezone), "gatewayTimerDuration": number(s.gatewayTimerDuration),
-                    "onboardingDeterminationLevel": number(s.onboardingDeterminationLevel),
-                    "selectedInterestTags": .array(s.selectedInterestTags.map { .string($0) }), "frePhase": .string(s.frePhase),
-                    "hasCompletedOnboarding": .bool(s.hasCompletedOnboarding)]
+            return [
+                "timezone": .string(s.timezone), "gatewayTimerDuration": number(s.gatewayTimerDuration),
+                "onboardingDeterminationLevel": number(s.onboardingDeterminationLevel),
+                "selectedInterestTags": .array(s.selectedInterestTags.map { .string($0) }), "frePhase": .string(s.frePhase),
+                "hasCompletedOnboarding": .bool(s.hasCompletedOnboarding),
+            ]
         case .achievement(let a):
-            return ["achievementId": .string(a.achievementId), "title": .string(a.title), "description": .string(a.description),
-                    "unlockedAt": time(a.unlockedAt), "xpAwarded": number(a.xpAwarded)]
+            return [
+                "achievementId": .string(a.achievementId), "title": .string(a.title), "description": .string(a.description),
+                "unlockedAt": time(a.unlockedAt), "xpAwarded": number(a.xpAwarded),
+            ]
         case .dailyProgress, .xpTransaction, .focusSession, .usageEvent:
             return nil
         }

@@ -125,8 +125,10 @@ extension FieldMergedRecord.Settlement {
         do {
             _ = try validate(merged.record)
         } catch {
-            return .rejected(ChangeRejection(error.code, field: error.field,
-                                             "with the fields other devices changed meanwhile, \(error.message); send the record again as it should be"))
+            return .rejected(
+                ChangeRejection(
+                    error.code, field: error.field,
+                    "with the fields other devices changed meanwhile, \(error.message); send the record again as it should be"))
         }
         current.fields = merged
         if current.deleted && !later {

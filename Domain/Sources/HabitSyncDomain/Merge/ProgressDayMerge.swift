@@ -114,7 +114,8 @@ public struct ProgressDayMerge: Sendable {
         // A set: the count part against the latest set, the fields against the record's key.
         let setting = ProgressCounter.Setting(value: record.progressCount, at: change.key)
         let countWins = countSetting.map(setting.replaces) ?? true
-        let same = !fieldsWin && key == change.key && !deleted && countSetting == setting
+        let same =
+            !fieldsWin && key == change.key && !deleted && countSetting == setting
             && Self.sameFields(record, currentRecord) && Self.sameTimes(currentTimestamps, record.timestamps)
         if same {
             outcomes[change.index] = .unchanged
