@@ -67,6 +67,7 @@ public func buildApplication(
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),
         services: [feed],
         onServerRunning: { channel in
+            readiness.runBeforeServerShutdown { await ListenerQuiescing.stopAccepting(channel, loops: ListenerQuiescing.servingLoops) }
             serving.open()
             Task { _ = try? await timeZones.names(pool) }
             await onServerRunning(channel.localAddress?.port ?? configuration.port)

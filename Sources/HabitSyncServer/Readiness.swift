@@ -5,6 +5,8 @@ import Synchronization
 /// shutdown starts, before the HTTP server stops accepting, so `/readyz` turns 503 first.
 public final class Readiness: Service, Sendable {
     private let shuttingDown = Atomic<Bool>(false)
+    /// What must happen before the HTTP server's own shutdown begins (`ListenerQuiescing`).
+    private let beforeServerShutdown = Mutex<(@Sendable () async -> Void)?>(nil)
 
     public init() {}
 
@@ -12,10 +14,16 @@ public final class Readiness: Service, Sendable {
 
     public func beginShutdown() { shuttingDown.store(true, ordering: .relaxed) }
 
-    /// Waits for graceful shutdown and marks the server not ready. Listed last in the service
-    /// group, it is the first to hear of shutdown.
+    func runBeforeServerShutdown(_ action: @escaping @Sendable () async -> Void) {
+        beforeServerShutdown.withLock { $0 = action }
+    }
+
+    /// Waits for graceful shutdown, marks the server not ready and stops it accepting
+    /// connections. Listed after the application in the service group, it is the first to hear
+    /// of shutdown, and the application's shutdown begins when this returns.
     public func run() async throws {
         try? await gracefulShutdown()
         beginShutdown()
+        await beforeServerShutdown.withLock { $0 }?()
     }
 }
