@@ -2,7 +2,8 @@ import ServiceLifecycle
 import Synchronization
 
 /// Whether the server should receive traffic. Flips to "shutting down" the moment graceful
-/// shutdown starts, before the HTTP server stops accepting, so `/readyz` turns 503 first.
+/// shutdown starts, so `/readyz` turns 503 first; then stops the listener accepting
+/// (`ListenerQuiescing`) before the HTTP server's own shutdown closes it.
 public final class Readiness: Service, Sendable {
     private let shuttingDown = Atomic<Bool>(false)
     /// What must happen before the HTTP server's own shutdown begins (`ListenerQuiescing`).
