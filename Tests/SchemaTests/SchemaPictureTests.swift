@@ -23,7 +23,7 @@ import Testing
         }
         let checkedIn = try Self.read(Self.folder)
         guard generated != checkedIn else { return }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("schema-picture-\(UUID().uuidString)")
+        let scratch = try makeTemporaryDirectory("schema-picture")
         defer { try? FileManager.default.removeItem(at: scratch) }
         try Self.write(generated, to: scratch)
         Issue.record(

@@ -12,12 +12,10 @@ import Yams
 /// The error table (`APIErrorKind`) is the API's whole list of errors: the OpenAPI document
 /// names the same codes, and every error of the layers below lands on a kind of it.
 @Suite struct ErrorTableTests {
-    static let openAPI = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/HabitSyncServer/Resources/openapi.yaml")
-
     @Test func theOpenAPIDocumentListsExactlyTheTablesCodes() throws {
-        let document = try #require(try Yams.load(yaml: String(contentsOf: Self.openAPI, encoding: .utf8)) as? [String: Any])
+        // The document the binary serves (`GET /openapi.yaml`).
+        let bytes = try #require(OpenAPIDocument.bytes)
+        let document = try #require(try Yams.load(yaml: String(decoding: bytes, as: UTF8.self)) as? [String: Any])
         let components = try #require(document["components"] as? [String: Any])
         let schemas = try #require(components["schemas"] as? [String: Any])
         let error = try #require((schemas["Error"] as? [String: Any])?["properties"] as? [String: Any])
