@@ -43,6 +43,18 @@ import Testing
         #expect(ProgressCounter([.add(id: "x", .init(delta: -3, at: t(0, "phone")))]).count == 0)
     }
 
+    /// Addition ids carry device ids: two devices whose ids differ only in Unicode
+    /// normalisation are two devices, as PostgreSQL's key of an addition says (issue 44).
+    @Test func additionsOfLookAlikeDevicesCountApart() {
+        let at = LWWKey(updatedAt: Self.base, deviceID: "caf\u{E9}")
+        let counter = ProgressCounter([
+            .add(id: "caf\u{E9}|batch|0", .init(delta: 1, at: at)), .add(id: "cafe\u{301}|batch|0", .init(delta: 1, at: at)),
+            .add(id: "caf\u{E9}|batch|0", .init(delta: 1, at: at)),
+        ])
+        #expect(counter.count == 2)
+        #expect(counter.additions.count == 2)
+    }
+
     @Test func counterReplaysAndArrivalOrderChangeNothing() {
         var generator = SeededGenerator(seed: 26)
         for round in 0..<2000 {

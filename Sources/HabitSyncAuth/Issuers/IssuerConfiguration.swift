@@ -72,7 +72,9 @@ public struct IssuerConfiguration: Sendable, Equatable {
         (issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer) + "/.well-known/openid-configuration"
     }
 
-    /// Whether the token names one of the accepted audiences in one of the audience claims.
+    /// Whether the token names one of the accepted audiences in one of the audience claims,
+    /// compared as bytes (as the database stores them: "café" composed and decomposed are two
+    /// audiences, though Swift's `==` calls them one).
     public func acceptsAudience(of token: UnverifiedToken) -> Bool {
         if audiences.isEmpty { return true }
         var named: [String] = []
@@ -82,13 +84,14 @@ public struct IssuerConfiguration: Sendable, Equatable {
             case .clientID: if let clientID = token.stringClaims["client_id"] { named.append(clientID) }
             }
         }
-        return named.contains(where: audiences.contains)
+        return named.contains { name in audiences.contains { $0.utf8.elementsEqual(name.utf8) } }
     }
 
     /// Whether this configuration and `other` would both accept some token (same issuer, and
     /// an audience in common or either accepting any).
     public func overlaps(_ other: IssuerConfiguration) -> Bool {
-        issuer == other.issuer && (audiences.isEmpty || other.audiences.isEmpty || !Set(audiences).isDisjoint(with: other.audiences))
+        issuer.utf8.elementsEqual(other.issuer.utf8)
+            && (audiences.isEmpty || other.audiences.isEmpty || audiences.contains { mine in other.audiences.contains { $0.utf8.elementsEqual(mine.utf8) } })
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HabitSyncAuth
+import HabitSyncDomain
 import HabitSyncStore
 import Logging
 import Synchronization
@@ -27,8 +28,10 @@ public final class Authenticator: Sendable {
         var unknownOrder: [UUID] = []
         /// Configurations by issuer; an unknown issuer (no configuration) is remembered in the
         /// same bounded way as an unknown tenant.
-        var issuers: [String: (configurations: [TenantIssuer], fetchedAt: ContinuousClock.Instant)] = [:]
-        var unknownIssuerOrder: [String] = []
+        /// By the token's `iss` as bytes (`ExactText`), as the database looks issuers up: two
+        /// spellings of one text in Unicode are two issuers.
+        var issuers: [ExactText: (configurations: [TenantIssuer], fetchedAt: ContinuousClock.Instant)] = [:]
+        var unknownIssuerOrder: [ExactText] = []
     }
 
     private let tenants: TenantStore
@@ -110,12 +113,13 @@ public final class Authenticator: Sendable {
 
     private func configurations(issuer: String) async throws -> [TenantIssuer] {
         let now = clock.now
-        if let cached = cache.withLock({ $0.issuers[issuer] }), now - cached.fetchedAt < cacheLifetime { return cached.configurations }
+        let key = ExactText(issuer)
+        if let cached = cache.withLock({ $0.issuers[key] }), now - cached.fetchedAt < cacheLifetime { return cached.configurations }
         let configurations = try await issuers.configurations(issuer: issuer)
         cache.withLock { cache in
-            let isNew = cache.issuers.updateValue((configurations, now), forKey: issuer) == nil
+            let isNew = cache.issuers.updateValue((configurations, now), forKey: key) == nil
             // Only unknown issuers are bounded: known ones were each added by an admin.
-            if configurations.isEmpty, isNew { cache.unknownIssuerOrder.append(issuer) }
+            if configurations.isEmpty, isNew { cache.unknownIssuerOrder.append(key) }
             while cache.unknownIssuerOrder.count > maximumUnknownTenants {
                 let oldest = cache.unknownIssuerOrder.removeFirst()
                 if cache.issuers[oldest]?.configurations.isEmpty == true { cache.issuers[oldest] = nil }

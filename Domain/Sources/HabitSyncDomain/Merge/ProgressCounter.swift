@@ -49,7 +49,9 @@ public struct ProgressCounter: Sendable, Equatable {
         case set(Setting)
     }
 
-    public private(set) var additions: [String: Addition] = [:]
+    /// By id, as bytes: ids carry device ids, and two devices whose ids differ only in Unicode
+    /// normalisation are two devices (`ExactText`).
+    public private(set) var additions: [ExactText: Addition] = [:]
     public private(set) var latestSetting: Setting?
 
     public init() {}
@@ -63,10 +65,10 @@ public struct ProgressCounter: Sendable, Equatable {
         case .add(let id, let addition):
             // The first arrival of an id stands; a retry carries the same content anyway, and
             // keeping the smaller key of a (misbehaving) duplicate keeps arrival order irrelevant.
-            if let existing = additions[id], !(addition.at < existing.at || (addition.at == existing.at && addition.delta < existing.delta)) {
+            if let existing = additions[ExactText(id)], !(addition.at < existing.at || (addition.at == existing.at && addition.delta < existing.delta)) {
                 return
             }
-            additions[id] = addition
+            additions[ExactText(id)] = addition
         case .set(let setting):
             latestSetting = latestSetting.map { Setting.later($0, setting) } ?? setting
         }
@@ -74,7 +76,7 @@ public struct ProgressCounter: Sendable, Equatable {
 
     /// Merges what another replica received.
     public mutating func merge(_ other: ProgressCounter) {
-        for (id, addition) in other.additions { apply(.add(id: id, addition)) }
+        for (id, addition) in other.additions { apply(.add(id: id.text, addition)) }
         if let setting = other.latestSetting { apply(.set(setting)) }
     }
 
