@@ -182,6 +182,62 @@ import Testing
         }
     }
 
+    /// Issue 44: an older write of the value a field already holds lost nothing. Alone it is
+    /// `superseded` and not logged, neither whole nor by field; beside a field that wins it is
+    /// `applied`; the conflict log stays empty.
+    @Test func anOlderWriteOfTheSameValueIsNoConflict() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let (phone, watch, habit) = try await Self.phoneWatchAndHabit(world, server)
+            #expect(try await watch.pushRaw(try Self.body([Self.edit("habits", habit, at: 20, ["name": "Read books"])])).status(0) == "applied")
+            let same = try await phone.pushRaw(try Self.body([Self.edit("habits", habit, at: 10, ["name": "Read books"])]))
+            #expect(same.status(0) == "superseded")
+            let withIcon = try await phone.pushRaw(try Self.body([Self.edit("habits", habit, at: 10, ["name": "Read books", "icon": "x"])]))
+            #expect(withIcon.status(0) == "applied")
+            #expect(try await world.count("conflict_log") == 0, "nothing was lost")
+            // A different older value is a loss, logged by its field.
+            #expect(try await phone.pushRaw(try Self.body([Self.edit("habits", habit, at: 10, ["name": "Reading"])])).status(0) == "superseded")
+            #expect(try await world.count("conflict_log", where: "field = 'name'") == 1)
+            #expect(try await world.count("conflict_log") == 1)
+        }
+    }
+
+    /// Issue 44: `null` sets a field to its default, also where the default is not null (an
+    /// icon's `""`, a reminder's `isActive: true`, the settings' timer of 30), in what is
+    /// stored and what is pulled.
+    @Test func nullSetsAFieldToItsDefault() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let phone = try await world.client(server, user: "ada", device: "phone")
+            let habit = UUID(), reminder = UUID()
+            var withIcon = Wire.habit()
+            withIcon["icon"] = "📚"
+            withIcon["habitDescription"] = "twenty pages"
+            var inactive = Wire.reminder(habit: habit)
+            inactive["isActive"] = false
+            _ = try await phone.push([
+                Wire.change("habits", habit, at: Wire.at(0), record: withIcon), Wire.change("reminders", reminder, at: Wire.at(0), record: inactive),
+                Wire.change("userSettings", UUID(), at: Wire.at(0), record: Wire.settings(timer: 40)),
+            ])
+            let cleared = try await phone.pushRaw(
+                try Self.body([
+                    Self.edit("habits", habit, at: 10, ["icon": NSNull(), "habitDescription": NSNull()]),
+                    Self.edit("reminders", reminder, at: 10, ["isActive": NSNull()]),
+                    Self.edit("userSettings", UUID(), at: 10, ["gatewayTimerDuration": NSNull()]),
+                ]))
+            #expect((0..<3).allSatisfy { cleared.status($0) == "applied" }, "\(cleared.results)")
+            let state = try await phone.state().values
+            func record(_ collection: String) -> JSON? { state.first { $0["collection"] as? String == collection }?["record"] as? JSON }
+            #expect(record("habits")?["icon"] as? String == "")
+            #expect(record("habits")?["habitDescription"] as? String == "")
+            #expect(record("reminders")?["isActive"] as? Bool == true)
+            #expect(record("userSettings")?["gatewayTimerDuration"] as? Int == 30)
+            #expect(try await world.count("habits", where: "icon = '' AND habit_description = ''") == 1)
+            #expect(try await world.count("reminders", where: "is_active") == 1)
+            #expect(try await world.count("user_settings", where: "gateway_timer_duration = 30") == 1)
+        }
+    }
+
     @Test func remindersAppsAndSettingsMergeByFieldToo() async throws {
         let world = try await SyncWorld.make()
         try await world.serve { server in

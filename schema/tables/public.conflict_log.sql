@@ -38,7 +38,7 @@ CREATE TABLE public.conflict_log (
     batch_id uuid,
     -- When it was logged.
     logged_at timestamp with time zone DEFAULT now() NOT NULL,
-    -- For a field write that lost (records that merge field by field): the field. incoming_payload is then {field: value} and incoming_updated_at/_by the key of the write that lost, which may be an earlier write of another device that this batch replaced. NULL: the whole change lost.
+    -- For a field write that lost on arrival to a later write of the field (records that merge field by field): the field. incoming_payload is then {field: value}, incoming_updated_at/_by the key of the write that lost and winning_updated_at/_by that of the write that beat it. A stored value a later write replaces is an edit and is not logged, nor is a write that lost to the same value. NULL: the whole change (rejected, or beaten by a delete, or of a collection not merged by field).
     field text
 );
 ALTER TABLE public.conflict_log ENABLE ROW LEVEL SECURITY;

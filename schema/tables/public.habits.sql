@@ -48,7 +48,7 @@ CREATE TABLE public.habits (
     synced_at timestamp with time zone DEFAULT now() NOT NULL,
     -- Tombstone: when set the habit is deleted (its reminders and progress are tombstoned too).
     deleted_at timestamp with time zone,
-    -- LWW keys of the fields set before the record's own key: {"field": [time, device]} (null: a default nobody set); a field not named has (updated_at, updated_by). NULL: every field has it.
+    -- LWW keys of the fields set before the record's own key: {"field": [time, device]} (null: a default nobody set); a field not named has (updated_at, updated_by). NULL: every field has it. {} on a tombstone: no field was ever written (a delete of a record the server had not seen).
     field_times jsonb
 );
 ALTER TABLE public.habits ENABLE ROW LEVEL SECURITY;

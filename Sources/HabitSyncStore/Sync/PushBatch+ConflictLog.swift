@@ -44,8 +44,9 @@ extension PushBatch {
     }
 
     /// Every superseded and rejected change, with its payload and both LWW keys, and every
-    /// field write that lost (`fieldLosses`): one statement. A superseded change whose fields
-    /// lost is logged by its fields instead.
+    /// field write that lost (`fieldLosses`): one statement. A superseded change of a record
+    /// merged field by field is logged by the fields it lost instead, unless a delete beat it;
+    /// a field that lost to the same value lost nothing and is not logged.
     func logConflicts() async throws {
         guard let query = conflictLogQuery() else { return }
         try await skippingRefusal(of: "conflict log") {
@@ -57,9 +58,8 @@ extension PushBatch {
     /// it with the push's closing statements (a refusal there rolls the batch back, and the
     /// slow path logs under a savepoint instead).
     func conflictLogQuery() -> PGQuery? {
-        let loggedByField = Set(fieldLosses.map(\.index))
         let losers = results.compactMap { $0 }.filter { result in
-            result.status == .rejected || (result.status == .superseded && !loggedByField.contains(result.index))
+            result.status == .rejected || (result.status == .superseded && !notLoggedWhole.contains(result.index))
         }
         guard !losers.isEmpty || !fieldLosses.isEmpty else { return nil }
         func text(_ index: Int, _ field: String) -> String? {

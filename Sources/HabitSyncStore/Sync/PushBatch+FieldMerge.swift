@@ -20,10 +20,11 @@ extension PushBatch {
         let record: FieldMergedRecord
     }
 
-    /// Records validated during one collection's fold, by the text of their canonical fields.
+    /// Records validated during one collection's fold, by the text of their canonical fields
+    /// as bytes (two records whose text differs only in Unicode normalisation are two records).
     /// A class so the validation closure can fill it; it lives and dies inside one call.
     final class ValidatedRecords {
-        var byText: [String: ValidatedRecord] = [:]
+        var byText: [ExactText: ValidatedRecord] = [:]
     }
 
     /// One field write that lost, for the conflict log.
@@ -34,6 +35,11 @@ extension PushBatch {
         let loss: FieldMerge.Loss
     }
 
+    /// `field_times` of a tombstone no field was ever written to (a delete of a record the server
+    /// had not seen): its columns are NULL, and are read as no fields at all rather than as
+    /// fields set to null at the delete's key, which would beat every older write.
+    static let noFieldsWritten = "{}"
+
     /// The stored rows of `keys` (every row of the user for `keyedByUser`): their record rendered
     /// as pulls render it (tombstones too: a record brought back keeps the fields it had), the
     /// record's key and the keys of the fields set before it. One index probe per key.
@@ -41,7 +47,8 @@ extension PushBatch {
         let key: PGFragment = target == .achievementID ? "h.achievement_id" : "h.id::text"
         let columns: PGFragment = """
             h.id, \(key) AS target, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version, \
-            \(WireChangeSQL.record(collection, alias: "h"))::text AS record, h.field_times::text AS field_times
+            CASE WHEN h.field_times = '{}'::jsonb THEN NULL ELSE \(WireChangeSQL.record(collection, alias: "h"))::text END AS record,
+            h.field_times::text AS field_times
             """
         let table = PGFragment.identifier(collection.table)
         switch target {
@@ -98,28 +105,30 @@ extension PushBatch {
     func applyFieldMerge(_ table: SyncTable, _ changes: [PushChange], by targetKind: FieldMergeTarget = .id) async throws {
         guard !changes.isEmpty else { return }
         let collection = table.collection
-        func target(_ change: PushChange) -> String {
+        // What names a change's record, as bytes: two `achievementId`s that differ only in
+        // Unicode normalisation are two records, as they are in PostgreSQL.
+        func target(_ change: PushChange) -> ExactText {
             switch targetKind {
-            case .id: change.id.uuidString.lowercased()
-            case .user: "user"
+            case .id: ExactText(change.id.uuidString.lowercased())
+            case .user: ExactText("user")
             case .achievementID:
-                if case .achievement(let achievement)? = change.record { achievement.achievementId } else { change.id.uuidString.lowercased() }
+                if case .achievement(let achievement)? = change.record { ExactText(achievement.achievementId) } else { ExactText(change.id.uuidString.lowercased()) }
             }
         }
         // In batch order: versions follow it, and so does the order pulls return the records.
-        var seen = Set<String>()
+        var seen = Set<ExactText>()
         let targets = changes.map(target).filter { seen.insert($0).inserted }
-        var stored: [String: FieldMergedRow] = [:]
-        for row in try await connection.query(Self.fieldMergedRows(collection, tenant: tenant, user: user, keys: targets, by: targetKind)).rows {
+        var stored: [ExactText: FieldMergedRow] = [:]
+        for row in try await connection.query(Self.fieldMergedRows(collection, tenant: tenant, user: user, keys: targets.map(\.text), by: targetKind)).rows {
             let key = LWWKey(updatedAt: try row.decode("updated_at"), deviceID: try row.decode("updated_by"))
-            let record = Self.storedFields(try row.decode("record"), fieldTimes: try row.decodeIfPresent("field_times"), key: key)
-            stored[targetKind == .user ? "user" : try row.decode("target", as: String.self)] = FieldMergedRow(
+            let record = Self.storedFields(try row.decodeIfPresent("record"), fieldTimes: try row.decodeIfPresent("field_times"), key: key)
+            stored[targetKind == .user ? ExactText("user") : ExactText(try row.decode("target", as: String.self))] = FieldMergedRow(
                 id: try row.decode("id"), serverVersion: try row.decode("server_version"),
                 record: FieldMergedRecord(fields: record, key: key, deleted: try row.decode("deleted")))
         }
         // The id a record is kept under: the stored one; a new one takes the settings id, or the
         // id of the first change to it.
-        var rowIDs: [String: UUID] = [:]
+        var rowIDs: [ExactText: UUID] = [:]
         for change in changes where rowIDs[target(change)] == nil {
             rowIDs[target(change)] = stored[target(change)]?.id ?? (targetKind == .user ? derivedRecordID : change.id)
         }
@@ -129,31 +138,39 @@ extension PushBatch {
         let validated = ValidatedRecords()
         let validate: FieldMergedRecord.Validate = { [context] fields throws(ChangeRejection) in
             let record = try ValidatedRecord.validate(collection, fields, context: context)
-            if case .reminder(let reminder) = record, !liveHabits.contains(reminder.habitId) {
-                throw ChangeRejection(.unknownReference, field: "habitId", "habitId \(reminder.habitId.uuidString.lowercased()) names no habit of this user (or a deleted one)")
-            }
             let canonical = CanonicalFields.of(record) ?? [:]
-            validated.byText[JSONValue.object(canonical).jsonText] = record
+            validated.byText[ExactText(JSONValue.object(canonical).jsonText)] = record
             return canonical
+        }
+        // A live reminder names a live habit; one that stays deleted need not.
+        let whenLive: FieldMergedRecord.LiveCheck = { fields throws(ChangeRejection) in
+            guard collection == .reminders, case .string(let text)? = fields["habitId"], let habit = UUID(uuidString: text) else { return }
+            if !liveHabits.contains(habit) {
+                throw ChangeRejection(.unknownReference, field: "habitId", "habitId \(text) names no habit of this user (or a deleted one)")
+            }
         }
         // An achievement's first unlock stays its unlock, whoever wrote it last.
         let earliest: Set<String> = collection == .achievements ? ["unlockedAt"] : []
 
         var rows: [SyncRow] = [], fieldTimes: [String?] = []
-        var versions: [String: Int64] = [:]
-        var settlements: [String: FieldMergedRecord.Settlement] = [:]
+        var versions: [ExactText: Int64] = [:]
+        var settlements: [ExactText: FieldMergedRecord.Settlement] = [:]
         let byTarget = Dictionary(grouping: changes, by: target)
         for key in targets {
             guard let group = byTarget[key], let rowID = rowIDs[key] else { continue }
-            let settlement = FieldMergedRecord.settle(stored[key]?.record, group.map(fieldChange), earliest: earliest, validate: validate)
+            let settlement = FieldMergedRecord.settle(stored[key]?.record, group.map(fieldChange), earliest: earliest, validate: validate, whenLive: whenLive)
             settlements[key] = settlement
             guard settlement.changed, let record = settlement.record else { continue }
+            // A tombstone keeps the fields merged into it (a later upsert brings them back);
+            // one that holds none keeps its columns as they are.
             var values: [String?] = []
-            if !record.deleted {
+            if !record.fields.fields.isEmpty {
                 let fields = record.fields.record
-                guard let valid = validated.byText[JSONValue.object(fields).jsonText] ?? (try? ValidatedRecord.validate(collection, fields, context: context))
-                else { continue }
-                values = table.values(valid)
+                if let valid = validated.byText[ExactText(JSONValue.object(fields).jsonText)] ?? (try? ValidatedRecord.validate(collection, fields, context: context)) {
+                    values = table.values(valid)
+                } else if !record.deleted {
+                    continue
+                }
             }
             let version = allocateVersion()
             versions[key] = version
@@ -184,7 +201,14 @@ extension PushBatch {
             case .unchanged?:
                 unchanged(change, version: versions[key] ?? stored[key]?.serverVersion, canonical: canonical)
             case .superseded?:
-                if let row = current[canonical.uuidString.lowercased()] { superseded(change, by: row) } else { reject(change.index, ChangeRejection(.invalidField, "the record could not be stored")) }
+                if let row = current[canonical.uuidString.lowercased()] {
+                    superseded(change, by: row)
+                    // Lost only field by field (logged by field), or only to the same values
+                    // (nothing lost): not logged whole, as a change a delete beat is.
+                    if settlements[key]?.supersededByDelete.contains(change.index) == false { notLoggedWhole.insert(change.index) }
+                } else {
+                    reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
+                }
             case .rejected(let rejection)?:
                 reject(change.index, rejection)
             case nil:
@@ -228,8 +252,10 @@ extension PushBatch {
     }
 
     /// `{"field": [time, device]}` for the fields whose key is older than the record's (`null`
-    /// for a default nobody set); nil when there are none.
+    /// for a default nobody set); nil when there are none; `{}` when the record holds no field
+    /// (`noFieldsWritten`).
     static func fieldTimesJSON(_ record: FieldMergedRecord) -> String? {
+        if record.fields.fields.isEmpty { return noFieldsWritten }
         let older = record.fields.fields.filter { $0.value.at != record.key }
         guard !older.isEmpty else { return nil }
         return JSONValue.object(

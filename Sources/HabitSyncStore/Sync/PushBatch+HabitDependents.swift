@@ -13,21 +13,35 @@ extension PushBatch {
         """
     }
 
+    /// The fields of a reminder (its record as pulls render it), each of which keeps its own key
+    /// when a habit's delete tombstones the reminder (`ReminderCascadeTests` checks the list).
+    static let reminderFields = ["habitId", "time", "isActive", "notificationIdentifier"]
+
     /// Tombstones the live rows of `table` that belong to the deleted habits, numbering their
     /// versions from `after + 1`. Returns the versions given. A day's progress is set to 0 at
     /// the delete's time as an explicit delete sets it (`ProgressDayMerge`): if a later
-    /// addition brings the day back, it counts from there.
+    /// addition brings the day back, it counts from there. A reminder merges field by field:
+    /// its fields keep the keys they had (`field_times` names them all, the record's key moving
+    /// to the delete's), so an edit older than the delete merges into the tombstone alike
+    /// whether it arrives before the delete or after it.
     static func tombstoneDependents(_ table: PGFragment, tenant: UUID, user: String, habits: [UUID], deletedAt: [Date], after version: Int64) -> PGQuery {
-        let count: PGFragment = table == "daily_progress" ? "count_set_value = 0, count_set_at = nb.updated_at, count_set_by = 'server', " : ""
+        var moved: PGFragment = ""
+        if table == "daily_progress" {
+            moved = "count_set_value = 0, count_set_at = nb.updated_at, count_set_by = 'server', "
+        } else if table == "reminders" {
+            let eachField = reminderFields.map { PGFragment.literal($0) + ", nb.old_key" }.joined(separator: ", ")
+            moved = "field_times = jsonb_build_object(\(eachField)) || coalesce(c.field_times, '{}'::jsonb), "
+        }
         return """
             WITH doomed AS (SELECT * FROM unnest(\(habits)::uuid[], \(deletedAt)::timestamptz[]) AS d(habit_id, updated_at)),
             numbered AS (
-                SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n
+                SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n,
+                       jsonb_build_array(to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), c.updated_by) AS old_key
                 FROM \(table) c JOIN doomed d ON c.habit_id = d.habit_id
                 WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.deleted_at IS NULL
                   AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, 'server' COLLATE "C")
             )
-            UPDATE \(table) c SET \(count)deleted_at = now(), updated_at = nb.updated_at, updated_by = 'server',
+            UPDATE \(table) c SET \(moved)deleted_at = now(), updated_at = nb.updated_at, updated_by = 'server',
                 server_version = \(version) + nb.n, synced_at = now()
             FROM numbered nb
             WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.id = nb.id

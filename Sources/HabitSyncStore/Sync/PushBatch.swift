@@ -30,6 +30,9 @@ final class PushBatch {
     var derivedInputsChanged = false
     /// Field writes that lost in records that merge field by field, for the conflict log.
     var fieldLosses: [FieldLoss] = []
+    /// Superseded changes of records merged field by field that no delete beat: the conflict log
+    /// holds their lost fields (`fieldLosses`), not the whole change.
+    var notLoggedWhole: Set<Int> = []
     /// Steps outside any one change that PostgreSQL refused on the slow path (logged by the caller).
     var skippedSteps: [String] = []
 

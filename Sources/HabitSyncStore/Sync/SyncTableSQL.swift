@@ -21,8 +21,9 @@ import LibPQClient
 /// row instead, and it tends to: the row-level-security predicate repeats the user filter,
 /// so it believes each user holds about one row.
 enum SyncTableSQL {
-    /// The rows as the relation `i(id, version, updated_at, updated_by, is_delete, <data columns>,
-    /// now)`, one array bind per column, the data columns already cast to their column types and
+    /// The rows as the relation `i(id, version, updated_at, updated_by, is_delete, has_data,
+    /// <data columns>, now)`, one array bind per column (`has_data`: the row carries values; a
+    /// delete carries none, but a tombstone of a record merged field by field may), the data columns already cast to their column types and
     /// `now` the transaction's time. Id arrays are bound as uuid[] itself: a text[] cast in SQL
     /// is not leakproof, so row-level security would keep it out of the index condition and
     /// filter the user's every row instead.
@@ -33,14 +34,14 @@ enum SyncTableSQL {
     static func input(_ table: SyncTable, _ rows: [SyncRow]) -> PGQuery {
         var arrays: [PGQuery] = [
             "\(rows.map(\.id))::uuid[]", "\(rows.map(\.version))::int8[]", "\(rows.map(\.updatedAt))::timestamptz[]",
-            "\(rows.map(\.updatedBy))::text[]", "\(rows.map(\.isDelete))::bool[]",
+            "\(rows.map(\.updatedBy))::text[]", "\(rows.map(\.isDelete))::bool[]", "\(rows.map { !$0.values.isEmpty })::bool[]",
         ]
         for column in table.columns.indices {
             arrays.append("\(rows.map { $0.values.isEmpty ? nil : $0.values[column] })::text[]")
         }
-        let names: PGFragment = "id, version, updated_at, updated_by, is_delete, " + table.columns.map(\.name).joined(separator: ", ")
+        let names: PGFragment = "id, version, updated_at, updated_by, is_delete, has_data, " + table.columns.map(\.name).joined(separator: ", ")
         let typed: PGFragment =
-            "i.id, i.version, i.updated_at, i.updated_by, i.is_delete, "
+            "i.id, i.version, i.updated_at, i.updated_by, i.is_delete, i.has_data, "
             + table.columns.map { "i.\($0.name)::\($0.type) AS \($0.name)" as PGFragment }.joined(separator: ", ")
         return "SELECT \(typed), now() AS now FROM unnest(\(arrays.joined(separator: ", "))) AS i(\(names))"
     }
@@ -58,21 +59,22 @@ enum SyncTableSQL {
         table.columns.map { cast($0) }.joined(separator: ", ")
     }
 
-    /// `SET` of the data columns from the input row `i` over the stored row `h`: a delete keeps
-    /// the data; a habit's createdAt defaults to the server time of the first write, then stays.
+    /// `SET` of the data columns from the input row `i` over the stored row `h`: a row without
+    /// data (a delete) keeps the stored data; a habit's createdAt defaults to the server time of
+    /// the first write, then stays.
     static func dataAssignments(_ table: SyncTable) -> PGFragment {
         table.columns.map { column -> PGFragment in
             if column.name == "created_at" && table.collection == .habits {
-                return "created_at = CASE WHEN i.is_delete THEN h.created_at ELSE coalesce(i.created_at, h.created_at, i.now) END"
+                return "created_at = CASE WHEN i.has_data THEN coalesce(i.created_at, h.created_at, i.now) ELSE h.created_at END"
             }
-            return "\(column.name) = CASE WHEN i.is_delete THEN h.\(column.name) ELSE \(cast(column)) END"
+            return "\(column.name) = CASE WHEN i.has_data THEN \(cast(column)) ELSE h.\(column.name) END"
         }.joined(separator: ", ")
     }
 
     /// The data columns of a row inserted from the input row `i` (a habit's createdAt as above).
     static func insertValues(_ table: SyncTable) -> PGFragment {
         table.columns.map { column -> PGFragment in
-            if column.name == "created_at" && table.collection == .habits { return "CASE WHEN i.is_delete THEN NULL ELSE coalesce(i.created_at, i.now) END" }
+            if column.name == "created_at" && table.collection == .habits { return "CASE WHEN i.has_data THEN coalesce(i.created_at, i.now) END" }
             return cast(column)
         }.joined(separator: ", ")
     }
@@ -210,6 +212,7 @@ struct SyncRow: Sendable {
     let updatedAt: Date
     let updatedBy: String
     let isDelete: Bool
-    /// Text values of the data columns; empty for deletes.
+    /// Text values of the data columns; empty for deletes (but for a tombstone that keeps the
+    /// fields merged into it: `PushBatch.applyFieldMerge`).
     let values: [String?]
 }

@@ -14,7 +14,12 @@ import Testing
 ///   arrived first;
 /// - every write that lost on arrival (a write with a greater key and another value had been
 ///   stored before it, by the versions the answers carry) is in the conflict log under its
-///   field, device and time.
+///   field, device and time;
+/// - deletes count: a deleted record's fields are checked as a live one's (a tombstone keeps
+///   the fields merged into it, which a later edit brings back), and a habit or selected app is
+///   deleted exactly when the acknowledged write with the greatest key was a delete (a delete
+///   wins at an equal key). Reminders are left out of that: a habit's delete tombstones them
+///   as the server.
 ///
 /// Fields a clamped change touched (a device clock too far ahead: the server's clock replaced
 /// its time) are left out, since their key is the server's.
@@ -38,6 +43,13 @@ struct FieldCheck {
     private(set) var writes: [Target: [Write]] = [:]
     private(set) var clamped: Set<Target> = []
 
+    /// A record whose deletion is checked, and every acknowledged write to it: its key and
+    /// whether it was a delete.
+    struct Record: Hashable { let collection: String; let id: String }
+    static let deletable: Set<String> = ["habits", "selectedApps"]
+    private(set) var recordWrites: [Record: [(key: LWWKey, isDelete: Bool)]] = [:]
+    private(set) var clampedRecords: Set<Record> = []
+
     init(_ pushes: [FaultInjectingTransport.AnsweredPush], devices: Set<String>) {
         var seen: Set<String> = []
         for push in pushes where devices.contains(push.device) {
@@ -48,13 +60,23 @@ struct FieldCheck {
             for case .object(let result) in results {
                 guard case .number(let position)? = result["index"], let index = Int(exactly: position), index < changes.count,
                     case .object(let change) = changes[index], case .string(let collection)? = change["collection"],
-                    let checked = Self.fields[collection], case .object(let record)? = change["record"],
+                    let checked = Self.fields[collection],
                     case .string(let status)? = result["status"], ["applied", "unchanged", "superseded"].contains(status),
                     case .number(let version)? = result["serverVersion"],
                     case .string(let idText)? = change["id"], case .string(let updatedText)? = change["updatedAt"],
                     let updatedAt = WireTime.parse(updatedText), seen.insert("\(push.device)|\(batch)|\(index)").inserted
                 else { continue }
                 let id = collection == "userSettings" ? "settings" : idText.lowercased()
+                if Self.deletable.contains(collection) {
+                    let target = Record(collection: collection, id: id)
+                    if result["clamped"] == .bool(true) { clampedRecords.insert(target) }
+                    let isDelete = change["op"] == .string("delete")
+                    // A record the server keeps under another id (never, for these two) is left out.
+                    if result["canonicalId"] == nil {
+                        recordWrites[target, default: []].append((LWWKey(updatedAt: updatedAt, deviceID: push.device), isDelete))
+                    }
+                }
+                guard case .object(let record)? = change["record"] else { continue }
                 var times: [String: JSONValue] = [:]
                 if case .object(let sent)? = change["fieldTimes"] { times = sent }
                 for field in checked {
@@ -75,22 +97,32 @@ struct FieldCheck {
     /// Checks the user's live records and conflict log; returns how many fields were compared
     /// and how many lost writes were found logged.
     func check(_ connection: PGConnection, tenant: UUID, user: String) async throws -> (fields: Int, logged: Int) {
-        var stored: [String: [String: JSONValue]] = [:]  // "collection/id" → record
+        var stored: [String: [String: JSONValue]] = [:]  // "collection/id" → record, tombstones too
+        var deleted: [Record: Bool] = [:]
         for collection in Self.fields.keys.sorted() {
             guard let kind = SyncCollection(rawValue: collection) else { continue }
             let table = PGFragment.identifier(kind.table)
             let rows = try await connection.query(
                 """
-                SELECT h.id::text AS id, \(WireChangeSQL.record(kind, alias: "h")) AS record FROM \(table) h
-                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.deleted_at IS NULL
+                SELECT h.id::text AS id, h.deleted_at IS NOT NULL AS deleted, \(WireChangeSQL.record(kind, alias: "h")) AS record FROM \(table) h
+                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)
                 """
             ).rows
             for row in rows {
                 let id = collection == "userSettings" ? "settings" : try row.decode("id", as: String.self)
+                deleted[Record(collection: collection, id: id)] = try row.decode("deleted", as: Bool.self)
                 if case .object(let record)? = try? JSONParser.parse(bytes: Array(try row.decode("record", as: String.self).utf8)) {
                     stored["\(collection)/\(id)"] = record
                 }
             }
+        }
+        for (target, writes) in recordWrites where !clampedRecords.contains(target) {
+            // The greatest key wins; at an equal key a delete does.
+            guard let winner = writes.max(by: { $0.key < $1.key || ($0.key == $1.key && !$0.isDelete && $1.isDelete) }), let isDeleted = deleted[target] else { continue }
+            #expect(
+                isDeleted == winner.isDelete,
+                "\(user): \(target.collection) \(target.id) is \(isDeleted ? "deleted" : "live") on the server; the acknowledged write with the greatest key (\(winner.key.deviceID) at \(WireTime.format(winner.key.updatedAt))) was \(winner.isDelete ? "a delete" : "an upsert")"
+            )
         }
         var logged: Set<String> = []
         for row in try await connection.query(

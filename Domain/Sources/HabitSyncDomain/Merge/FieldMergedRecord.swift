@@ -14,8 +14,11 @@ import Foundation
 ///   over every write older than it (and a tie); an upsert later than the delete brings the
 ///   record back. An upsert whose every field lost still moves the record's key to its own.
 ///   The fields themselves merge alike whether the record is deleted or not (an upsert older
-///   than the delete is superseded, yet its fields merge into the tombstone), so any order of
-///   arrival ends in the same record.
+///   than the delete is superseded, yet its fields merge into the tombstone, which keeps them),
+///   so any order of arrival ends in the same record.
+/// - What a record needs of other records (a reminder's habit must be live) is asked of it only
+///   when it is live after the change (`whenLive`): an edit that merges into a tombstone is not
+///   refused for a reference the delete made moot, as it would not have been before the delete.
 /// - The record's key is the latest key of any write applied to it.
 public struct FieldMergedRecord: Sendable, Equatable {
     public var fields: FieldMerge
@@ -66,18 +69,29 @@ public struct FieldMergedRecord: Sendable, Equatable {
         public var losses: [(index: Int, loss: FieldMerge.Loss)] = []
         /// Whether the record must be written.
         public var changed = false
+        /// The superseded changes a delete beat (the conflict log keeps them whole); the other
+        /// superseded ones lost field by field (`losses`), or only to the same values.
+        public var supersededByDelete: Set<Int> = []
     }
 
     /// Validates a whole record's fields by its collection's rules and returns them canonical
     /// (`CanonicalFields`), or throws why not.
     public typealias Validate = ([String: JSONValue]) throws(ChangeRejection) -> [String: JSONValue]
 
+    /// Checks what a live record needs beyond its own fields (canonical, as `Validate` returns
+    /// them), or throws why not.
+    public typealias LiveCheck = ([String: JSONValue]) throws(ChangeRejection) -> Void
+
     /// Folds `changes` (in batch order) into `stored` (nil: the record does not exist).
-    /// `earliest`: fields where the earlier value wins (`FieldMerge.apply`).
-    public static func settle(_ stored: FieldMergedRecord?, _ changes: [Change], earliest: Set<String> = [], validate: Validate) -> Settlement {
+    /// `earliest`: fields where the earlier value wins (`FieldMerge.apply`); `whenLive`: asked
+    /// of the record only when it is live after the change.
+    public static func settle(
+        _ stored: FieldMergedRecord?, _ changes: [Change], earliest: Set<String> = [], validate: Validate,
+        whenLive: LiveCheck = { _ throws(ChangeRejection) in }
+    ) -> Settlement {
         var settlement = Settlement(record: stored)
         for change in changes {
-            let outcome = settlement.apply(change, earliest: earliest, validate: validate)
+            let outcome = settlement.apply(change, earliest: earliest, validate: validate, whenLive: whenLive)
             settlement.outcomes[change.index] = outcome
             if outcome == .applied { settlement.changed = true }
         }
@@ -86,13 +100,20 @@ public struct FieldMergedRecord: Sendable, Equatable {
 }
 
 extension FieldMergedRecord.Settlement {
-    fileprivate mutating func apply(_ change: FieldMergedRecord.Change, earliest: Set<String>, validate: FieldMergedRecord.Validate) -> FieldMergedRecord.Outcome {
+    fileprivate mutating func apply(
+        _ change: FieldMergedRecord.Change, earliest: Set<String>, validate: FieldMergedRecord.Validate, whenLive: FieldMergedRecord.LiveCheck
+    ) -> FieldMergedRecord.Outcome {
         guard let sent = change.fields else { return delete(change) }
         var current = record ?? FieldMergedRecord(fields: FieldMerge(), key: .never, deleted: false)
+        let later = current.key < change.key
+        // Older than the delete that stands (or at its key): the record stays deleted whatever
+        // the change's fields do.
+        let staysDeleted = current.deleted && !later
         // What the device meant must make a valid record with the stored fields it did not send.
         let canonical: [String: JSONValue]
         do {
             canonical = try validate(current.fields.record.merging(sent, uniquingKeysWith: { $1 }))
+            if !staysDeleted { try whenLive(canonical) }
         } catch {
             return .rejected(error)
         }
@@ -107,11 +128,14 @@ extension FieldMergedRecord.Settlement {
         }
         var merged = current.fields
         let fieldLosses = merged.apply(incoming, earliest: earliest)
-        let lost = fieldLosses.filter { incoming[$0.field] == $0.lost && $0.lost.value.jsonText != $0.winner.value.jsonText }
+        // A write that lost to the same value (the same bytes) lost nothing: it is not reported.
+        let lost = fieldLosses.filter { incoming[$0.field] == $0.lost && !$0.lost.value.jsonText.utf8.elementsEqual($0.winner.value.jsonText.utf8) }
         let won = incoming.contains { merged.fields[$0.key] == $0.value && current.fields.fields[$0.key] != $0.value }
-        let later = current.key < change.key
         if !won && !(current.deleted && later) {
-            if current.deleted { return .superseded }
+            if current.deleted {
+                supersededByDelete.insert(change.index)
+                return .superseded
+            }
             losses += lost.map { (change.index, $0) }
             if later {
                 // Its fields lost, but the record was live at its time: a delete older than
@@ -124,6 +148,7 @@ extension FieldMergedRecord.Settlement {
         }
         do {
             _ = try validate(merged.record)
+            if !staysDeleted { try whenLive(merged.record) }
         } catch {
             return .rejected(
                 ChangeRejection(
@@ -131,12 +156,13 @@ extension FieldMergedRecord.Settlement {
                     "with the fields other devices changed meanwhile, \(error.message); send the record again as it should be"))
         }
         current.fields = merged
-        if current.deleted && !later {
+        if staysDeleted {
             // Older than the delete: the record stays deleted and the change is superseded
             // (logged whole); its fields still merge into the tombstone, so that a later
             // upsert brings back the same record whichever of the two arrived first.
             record = current
             changed = true
+            supersededByDelete.insert(change.index)
             return .superseded
         }
         losses += lost.map { (change.index, $0) }
