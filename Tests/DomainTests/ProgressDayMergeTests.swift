@@ -46,7 +46,7 @@ import Testing
             count = counter.count
             if let fields = merge.fieldsFrom?.record { record = fields }
             stored = .init(
-                record: record, timestamps: merge.timestamps ?? stored?.timestamps ?? record?.timestamps ?? [], key: key,
+                record: record, timestamps: merge.timestamps ?? stored?.timestamps ?? [], key: key,
                 deleted: merge.deleted, countSetting: merge.countSetting)
             return merge.outcomes
         }
@@ -154,6 +154,69 @@ import Testing
         if let record = winner.change.record {
             #expect(day.record?.goalCount == record.goalCount, "seed \(seed)")
             #expect(day.count == ProgressCounter(operations).count, "seed \(seed): \(changes.map { ($0.id, $0.change.key.updatedAtMilliseconds, $0.change.increment as Any) })")
+        }
+    }
+
+    /// The timestamps follow the count (issue 44: a set's used to replace them only when its
+    /// fields won, so the kept ones depended on which arrived first): the latest set's at or
+    /// before its time, and every addition's later than that, whatever the order and batches.
+    @Test(arguments: 0..<300) func timestampsFollowTheCountInAnyOrder(seed: Int) {
+        var generator = SeededGenerator(seed: UInt64(seed) &+ 44_044)
+        let devices = ["phone", "watch", "caf\u{E9}", "cafe\u{301}"]
+        var changes: [(id: String, change: ProgressDayMerge.Change)] = []
+        var operations: [ProgressCounter.Operation] = []
+        var timestampsOf: [Int: [Date]] = [:]
+        // Each change its own key: two different writes of one device in one millisecond are
+        // settled by which arrives first, which the protocol's clock rule rules out.
+        let keys = devices.flatMap { device in (0..<6).map { (device, Double($0 * 10)) } }.shuffled(using: &generator)
+        for n in 0..<Int.random(in: 1...12, using: &generator) {
+            let (device, seconds) = keys[n]
+            let key = Self.key(seconds, device)
+            // Completions a little before the change, a few of them shared between changes;
+            // now and then one later than the change (a device clock ahead of another's).
+            let stamps = (0..<Int.random(in: 0...3, using: &generator)).map { _ in
+                Self.base.addingTimeInterval(seconds - Double(Int.random(in: -1...4, using: &generator) * 5))
+            }
+            timestampsOf[n] = stamps
+            switch Int.random(in: 0..<6, using: &generator) {
+            case 0:
+                timestampsOf[n] = []  // a delete carries none
+                changes.append(("\(device)/\(n)", .init(index: n, key: key, record: nil, increment: nil)))
+                operations.append(.set(.init(value: 0, at: key)))
+            case 1, 2:
+                let value = Int.random(in: 0...4, using: &generator)
+                changes.append(("\(device)/\(n)", .init(index: n, key: key, record: Self.record(count: value, timestamps: stamps), increment: nil)))
+                operations.append(.set(.init(value: value, at: key)))
+            default:
+                changes.append(("\(device)/\(n)", .init(index: n, key: key, record: Self.record(count: 1, timestamps: stamps), increment: 1)))
+                operations.append(.add(id: "\(device)/\(n)", .init(delta: 1, at: key)))
+            }
+        }
+        // The rule, from the whole history at once.
+        let latest = ProgressCounter(operations).latestSetting
+        let setTime = latest.map { WireTime.milliseconds($0.at.updatedAt) } ?? .min
+        var expected = Set<Int64>()
+        for (_, change) in changes {
+            let stamps = (timestampsOf[change.index] ?? []).map(WireTime.milliseconds)
+            if change.increment != nil {
+                expected.formUnion(stamps.filter { $0 > setTime })
+            } else if let setting = latest, change.key == setting.at, change.record?.progressCount == setting.value || change.record == nil {
+                expected.formUnion(stamps.filter { $0 <= setTime })
+            }
+        }
+        for round in 0..<2 {
+            var day = Day()
+            var rest = changes.shuffled(using: &generator)[...]
+            while !rest.isEmpty {
+                let size = Int.random(in: 1...3, using: &generator)
+                _ = day.push(Array(rest.prefix(size)))
+                rest = rest.dropFirst(size)
+            }
+            let kept = day.stored.map { Set($0.timestamps.map(WireTime.milliseconds)) } ?? []
+            #expect(
+                kept == expected,
+                "seed \(seed) round \(round): \(changes.map { ($0.id, $0.change.key.updatedAtMilliseconds, $0.change.increment as Any, timestampsOf[$0.change.index]?.map(WireTime.milliseconds) as Any) })"
+            )
         }
     }
 }

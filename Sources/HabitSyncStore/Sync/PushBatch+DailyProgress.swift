@@ -12,7 +12,7 @@ extension PushBatch {
     /// its latest set and the additions made after it.
     static func storedProgressDays(tenant: UUID, user: String, ids: [UUID], habits: [UUID], dates: [LocalDate]) -> PGQuery {
         let columns: PGQuery = """
-            h.id, h.habit_id, h.date, h.goal_count, h.timestamps::text AS timestamps, h.difficulty, h.skip_reason, h.skip_note,
+            h.id, h.habit_id, h.date, h.goal_count, h.timestamps::text AS timestamps, h.timestamps AS stamps, h.difficulty, h.skip_reason, h.skip_note,
             h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
             \(WireChangeSQL.change(.dailyProgress, alias: "h"))::text AS change,
             CASE WHEN h.count_set_at IS NOT NULL THEN h.count_set_value WHEN h.deleted_at IS NULL THEN h.progress_count ELSE 0 END AS set_value,
@@ -122,13 +122,11 @@ extension PushBatch {
         return try await connection.query(query).rows.map { row in
             let change = try row.decode("change", as: String.self)
             var record: DailyProgressRecord?
-            var timestamps: [Date] = []
             if case .object(let fields)? = try? JSONParser.parse(bytes: Array(change.utf8)), case .object(let stored)? = fields["record"] {
                 record = try? DailyProgressRecord(stored, context: standalone)
-                if case .array(let items)? = stored["timestamps"] {
-                    timestamps = items.compactMap { if case .string(let text) = $0 { WireTime.parse(text) } else { nil } }
-                }
             }
+            // From the column: a tombstone keeps the timestamps later than its delete too.
+            let timestamps = try row.decodeIfPresent("stamps", as: [Date].self) ?? []
             let setAt = try row.decodeIfPresent("set_at", as: Date.self)
             let setting = setAt.map {
                 ProgressCounter.Setting(
@@ -211,7 +209,8 @@ extension PushBatch {
                 for (id, addition) in day?.additions ?? [] { counter.apply(.add(id: id, addition)) }
                 for (index, addition) in merge.additions { counter.apply(.add(id: "\(device)|\(batchID.uuidString.lowercased())|\(index)", addition)) }
                 var columns = merge.fieldsFrom?.record.map(ProgressDayColumns.init(record:)) ?? day?.columns ?? ProgressDayColumns()
-                if let timestamps = merge.timestamps { columns.timestamps = SQLText.array(timestamps.map(WireTime.format)) }
+                // The timestamps follow the count, not the fields' writer (`ProgressDayMerge`).
+                columns.timestamps = SQLText.array((merge.timestamps ?? day?.merge.timestamps ?? []).map(WireTime.format))
                 writes.append(
                     id: target, version: version ?? 0, key: key, deleted: merge.deleted, columns: columns,
                     count: min(counter.count, Int(Int32.max)), setting: merge.countSetting)

@@ -9,9 +9,11 @@ import Foundation
 ///   0) by its `LWWKey`, plus every *addition* (`increment`) made after that set. Additions
 ///   are kept by the store and summed there; this decides the set and lists the additions.
 /// - its **other fields** (habitId, date, goalCount, difficulty, skipReason, skipNote) and
-///   whether it is deleted: last writer wins by the record's key, as for every record. The
-///   `timestamps` of an addition are added to the day's (a union); a set replaces them when
-///   its fields win.
+///   whether it is deleted: last writer wins by the record's key, as for every record.
+/// - its **timestamps** follow the count: the latest set's (those at or before its time; a
+///   delete has none) and every addition's that are later than the latest set's time, the
+///   latest `maximumTimestamps` of them. Like the count, they do not depend on the order in
+///   which the changes arrive.
 ///
 /// So an addition is never lost to a concurrent write of another field, and a set that a
 /// device made after it saw some additions absorbs exactly those (by time) and no others.
@@ -90,7 +92,7 @@ public struct ProgressDayMerge: Sendable {
 
     /// The record fields the day has now (nil: a tombstone, or fields that could not be read).
     private var currentRecord: DailyProgressRecord? { fieldsFrom?.record ?? stored?.record }
-    private var currentTimestamps: [Date] { timestamps ?? fieldsFrom?.record?.timestamps ?? stored?.timestamps ?? [] }
+    private var currentTimestamps: [Date] { timestamps ?? stored?.timestamps ?? [] }
 
     public mutating func apply(_ change: Change) {
         let fieldsWin = key.map { $0 < change.key } ?? true
@@ -98,7 +100,7 @@ public struct ProgressDayMerge: Sendable {
         if let increment = change.increment {
             additions.append((change.index, ProgressCounter.Addition(delta: increment, at: change.key)))
             changed = true
-            let before = currentTimestamps
+            addTimestamps(record.timestamps)
             if fieldsWin {
                 take(change)
             } else if deleted {
@@ -106,32 +108,46 @@ public struct ProgressDayMerge: Sendable {
                 outcomes[change.index] = .superseded
                 return
             }
-            let union = Self.union(before, record.timestamps)
-            if fieldsWin || !Self.sameTimes(union, before) { timestamps = union }
             outcomes[change.index] = fieldsWin || Self.sameFields(record, currentRecord) ? .applied : .superseded
             return
         }
-        // A set: the count part against the latest set, the fields against the record's key.
+        // A set: the count (and the timestamps) against the latest set, the fields against the
+        // record's key.
         let setting = ProgressCounter.Setting(value: record.progressCount, at: change.key)
         let countWins = countSetting.map(setting.replaces) ?? true
-        let same =
-            !fieldsWin && key == change.key && !deleted && countSetting == setting
-            && Self.sameFields(record, currentRecord) && Self.sameTimes(currentTimestamps, record.timestamps)
+        let same = !fieldsWin && key == change.key && !deleted && countSetting == setting && Self.sameFields(record, currentRecord)
         if same {
             outcomes[change.index] = .unchanged
             return
         }
         if countWins {
             countSetting = setting
+            replaceTimestamps(at: setting, with: record.timestamps)
             changed = true
         }
-        if fieldsWin {
-            take(change)
-            timestamps = record.timestamps
-        }
-        let lostFields = !fieldsWin && (deleted || !Self.sameFields(record, currentRecord) || !Self.sameTimes(currentTimestamps, record.timestamps))
+        if fieldsWin { take(change) }
+        let lostFields = !fieldsWin && (deleted || !Self.sameFields(record, currentRecord))
         let lostCount = !countWins && countSetting?.value != setting.value
         outcomes[change.index] = lostFields || lostCount ? .superseded : .applied
+    }
+
+    /// An addition's timestamps join the day's when they are later than the latest set's time.
+    private mutating func addTimestamps(_ added: [Date]) {
+        let after = countSetting.map { WireTime.milliseconds($0.at.updatedAt) } ?? .min
+        let later = added.filter { WireTime.milliseconds($0) > after }
+        guard !later.isEmpty else { return }
+        let union = Self.union(currentTimestamps, later)
+        if !Self.sameTimes(union, currentTimestamps) {
+            timestamps = union
+            changed = true
+        }
+    }
+
+    /// A new latest set: its own timestamps (those at or before its time) and the day's that are
+    /// later than its time, which additions after it brought.
+    private mutating func replaceTimestamps(at setting: ProgressCounter.Setting, with own: [Date]) {
+        let time = WireTime.milliseconds(setting.at.updatedAt)
+        timestamps = Self.union(own.filter { WireTime.milliseconds($0) <= time }, currentTimestamps.filter { WireTime.milliseconds($0) > time })
     }
 
     private mutating func applyDelete(_ change: Change, fieldsWin: Bool) {
@@ -144,6 +160,7 @@ public struct ProgressDayMerge: Sendable {
         let zero = ProgressCounter.Setting(value: 0, at: change.key)
         if countSetting.map(zero.replaces) ?? true {
             countSetting = zero
+            replaceTimestamps(at: zero, with: [])
             changed = true
         }
         guard fieldsWin else {
@@ -153,7 +170,6 @@ public struct ProgressDayMerge: Sendable {
         key = change.key
         deleted = true
         fieldsFrom = nil
-        timestamps = nil
         changed = true
         outcomes[change.index] = .applied
     }
