@@ -155,10 +155,15 @@ import Testing
             }
             #expect(bobSeen > 0)
 
-            // An admin lets her start over: an empty account that syncs again.
+            // An admin lets her start over: an empty account that syncs again, for devices that
+            // name its epoch (a push without one could be an old device of the erased account).
             let allowed = try await HabitSyncBinary.run(["user", "allow-again", "--tenant", "acme", "--user", "alice"], environment: env)
             #expect(allowed.status == 0, "\(allowed.stderr)")
-            let fresh = try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())])
+            let epoch = try #require(try await alice.pull().json["epoch"] as? String)
+            let fresh = try await alice.pushRaw(
+                try JSONSerialization.data(withJSONObject: [
+                    "batchId": UUID().uuidString, "epoch": epoch, "changes": [Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())],
+                ]))
             #expect(fresh.status(0) == "applied")
             #expect(try await alice.pullAll().changes.filter { $0["collection"] as? String == "habits" }.count == 1)
         }

@@ -128,6 +128,60 @@ import Testing
         }
     }
 
+    /// Issue 44: after `user allow-again`, a device that sends no epoch (an app from before
+    /// epochs replaying its pre-erasure batch) is refused with `account_restarted` and brings
+    /// nothing back; a new SDK device that never synced learns the epoch from that answer and
+    /// keeps and sends its records; an allow-again before the erasure finished is refused.
+    @Test func aPushWithoutAnEpochBringsNothingErasedBack() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let ada = try await world.client(server, user: "ada", device: "old-phone")
+            let habits = (0..<3).map { _ in Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit()) }
+            let oldBatch = try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": habits])
+            #expect(try await ada.pushRaw(oldBatch).status(0) == "applied")
+            let erased = try await ada.client.send("DELETE", "/v1/account")
+            #expect(erased.status == 200)
+            let allowed = try await world.database.withPool(size: 1) { try await AccountStore(pool: $0).allowAgain(tenant: world.tenant, user: "ada") }
+            #expect(allowed)
+
+            // The old app replays its batch as it was, and sends it again under a new id.
+            let replay = try await ada.pushRaw(oldBatch)
+            #expect(replay.status == 410 && Self.errorField(replay.json, "code") as? String == "account_restarted", "\(replay.json)")
+            let resent = try await ada.push(habits)
+            #expect(resent.status == 410 && Self.errorField(resent.json, "code") as? String == "account_restarted")
+            let epoch = try #require(Self.errorField(resent.json, "epoch") as? String)
+            #expect(try await world.count("habits") == 0, "nothing of the erased account came back")
+            // A pull without a cursor is how a new device starts: it is answered, with the epoch.
+            let first = try await ada.pull()
+            #expect(first.status == 200 && first.json["epoch"] as? String == epoch)
+
+            // A new phone that never synced, with habits made offline: nothing is discarded.
+            let phone = try Self.engine(try LocalStore(path: nil, deviceID: "new-phone"), server, token: try await world.token(user: "ada"))
+            for name in ["Read", "Run"] { _ = try phone.store.save(Habit(name: name, startDate: ClientSDKTests.day)) }
+            let report = try await phone.sync()
+            #expect(report.timelineEvents.isEmpty, "\(report.timelineEvents)")
+            #expect(report.pushed.applied == 2)
+            #expect(try await world.count("habits") == 2)
+            #expect(try phone.store.syncEpoch() == epoch)
+
+            // An erasure that has not finished (its marker, but not its deletions) cannot be
+            // allowed again: the account would not start empty.
+            let bob = try await world.client(server, user: "bob")
+            #expect(try await bob.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status(0) == "applied")
+            try await world.database.withPool(size: 1) { pool in
+                try await pool.withTransaction { connection in
+                    try await RequestScope.set(on: connection, tenantID: world.tenant, userID: "bob")
+                    try await connection.query("SELECT habitsync_mark_user_erased(\(world.tenant), 'bob')")
+                }
+            }
+            let refusal = await #expect(throws: PGError.self) {
+                try await world.database.withPool(size: 1) { try await AccountStore(pool: $0).allowAgain(tenant: world.tenant, user: "bob") }
+            }
+            #expect(refusal?.message.contains("has not finished") == true, "\(String(describing: refusal))")
+            #expect(try await bob.push([Wire.change("habits", UUID(), at: Wire.at(1), record: Wire.habit())]).status == 410, "the marker is still there")
+        }
+    }
+
     /// The issue's scenario with SDK devices: back up, sync on, restore, rotate, serve. Every
     /// device converges and every write a device held is on the restored server.
     @Test(.disabled(if: TestPostgres.onCitus, "a Citus cluster is not backed up as one pg_dump"))

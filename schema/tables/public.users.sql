@@ -29,7 +29,9 @@ CREATE TABLE public.users (
     -- change_counter when the database epoch was last rotated: the versions a restored database holds of the user. Devices push again what they hold above it.
     restored_through bigint DEFAULT 0 NOT NULL,
     -- Per collection, the user's live records: {"habits": {"count": n, "xor": x}}, x the XOR of habitsync_digest_term(id, server_version). Kept by triggers; the last page of a pull reports it.
-    record_digests jsonb DEFAULT '{}'::jsonb NOT NULL
+    record_digests jsonb DEFAULT '{}'::jsonb NOT NULL,
+    -- The account was erased and allowed again (user allow-again, from migration 0033 on): a push that carries no epoch is answered account_restarted.
+    account_restarted boolean DEFAULT false NOT NULL
 );
 ALTER TABLE public.users ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.users FORCE ROW LEVEL SECURITY;

@@ -38,6 +38,27 @@ extension LocalStore {
         }
     }
 
+    /// Whether this device has never heard from the server: no epoch, no cursor, no record the
+    /// server gave a version. Everything it holds was made here and never stored by the server,
+    /// so an account that started over (`410 account_restarted` to a push without an epoch)
+    /// erased nothing of it: `adoptEpoch` keeps it and sends it again.
+    public func hasNeverSynced() throws -> Bool {
+        try database.read { db in
+            try LocalSchema.state(db, "sync_epoch") == nil && LocalSchema.state(db, "pull_cursor") == nil
+                && (try Int.fetchOne(db, sql: "SELECT count(*) FROM records WHERE server_version IS NOT NULL") ?? 0) == 0
+        }
+    }
+
+    /// A device that never synced learned the account's epoch (`410 account_restarted` to its
+    /// first push): the batch that was out is rebuilt to carry it, and nothing is discarded.
+    public func adoptEpoch(_ epoch: String?) throws {
+        try database.write { db in
+            try db.execute(sql: LocalSchema.sendBatchEntriesWhole)
+            try db.execute(sql: "DELETE FROM pending_batch")
+            try Self.noteEpoch(db, epoch)
+        }
+    }
+
     /// The account this device synced with was erased and started over (`410
     /// account_restarted`): everything of the old account goes, pending edits too, and none
     /// of it is pushed. Returns how many records were discarded.

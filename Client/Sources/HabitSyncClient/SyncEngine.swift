@@ -85,6 +85,10 @@ public struct SyncEngine: Sendable {
                 if let mark = change.highWaterMark {
                     let requeued = try store.prepareRepush(highWaterMark: mark, epoch: change.epoch)
                     tell(.serverRestored(highWaterMark: mark, requeued: requeued), &report)
+                } else if try store.hasNeverSynced() {
+                    // Nothing here came from the account that was erased: push it again, in the
+                    // account's epoch.
+                    try store.adoptEpoch(change.epoch)
                 } else {
                     tell(.accountRestarted(discarded: try store.discardAccount(epoch: change.epoch)), &report)
                 }

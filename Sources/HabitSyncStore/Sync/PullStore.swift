@@ -41,7 +41,7 @@ public struct PullStore: Sendable {
     /// user's first write, and after an erasure.
     static func userState(tenant: UUID, user: String) -> PGQuery {
         """
-        SELECT u.change_counter, u.purged_through_version, u.time_zone, u.account_epoch, u.database_epoch, u.restored_through,
+        SELECT u.change_counter, u.purged_through_version, u.time_zone, u.account_epoch, u.database_epoch, u.restored_through, u.account_restarted,
                (SELECT string_agg(d.key || ':' || (d.value ->> 'count') || ':' || (d.value ->> 'xor'), ',') FROM jsonb_each(u.record_digests) d) AS digests,
                g.computed_for::text AS streak_for, s.computed_for::text AS usage_for
         FROM users u
@@ -114,7 +114,7 @@ public struct PullStore: Sendable {
     }
 
     static func latestVersion(tenant: UUID, user: String) -> PGQuery {
-        "SELECT change_counter, account_epoch, database_epoch, restored_through FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)"
+        "SELECT change_counter, account_epoch, database_epoch, restored_through, account_restarted FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)"
     }
 
     /// The user's newest `serverVersion` (0 before anything was stored): a device that has

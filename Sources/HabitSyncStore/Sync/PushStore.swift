@@ -59,7 +59,7 @@ public struct PushStore: Sendable {
         """
         INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), \(user))
         ON CONFLICT (tenant_id, user_id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at
-        RETURNING change_counter, derived_record_id, account_epoch, database_epoch, restored_through
+        RETURNING change_counter, derived_record_id, account_epoch, database_epoch, restored_through, account_restarted
         """
     }
 
@@ -129,7 +129,7 @@ public struct PushStore: Sendable {
     /// Moves the user's counter to `counter` and tells the listeners, in the caller's
     /// transaction (push, pull's derived-state catch-up, legacy import).
     static func moveCounter(_ connection: PGConnection, tenant: UUID, user: String, to counter: Int64, notice: ChangeNotice) async throws {
-        try await connection.pipeline([saveCounter(tenant: tenant, user: user, counter: counter), notifyChange(notice)])
+        _ = try await connection.pipeline([saveCounter(tenant: tenant, user: user, counter: counter), notifyChange(notice)])
     }
 
     /// - Parameter requestHash: SHA-256 of the (decompressed) request body: a retry must send
@@ -165,7 +165,7 @@ public struct PushStore: Sendable {
             let derivedID = try user.decode("derived_record_id", as: UUID.self)
             let epochs = try SyncEpochRefusal.serverState(user)
             // Before the replay lookup: a batch from another timeline is not answered from it.
-            try SyncEpochRefusal.check(device: request.epoch, seenVersion: nil, server: epochs)
+            try SyncEpochRefusal.check(device: request.epoch, seenVersion: nil, writes: true, server: epochs)
 
             if let previous {
                 let hash = try previous.decode("request_sha256", as: PGBytes.self).bytes
@@ -196,7 +196,7 @@ public struct PushStore: Sendable {
             }
             let body = Array(batch.responseJSON(epoch: epochs.epoch).utf8)
             closing.append(Self.saveBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId, hash: requestHash, body: body))
-            try await connection.pipeline(closing)
+            _ = try await connection.pipeline(closing)
             var tally = batch.tally
             tally.skippedSteps = batch.skippedSteps
             tally.isolatedRefusals = isolatingRefusals

@@ -9,18 +9,19 @@ public struct SyncEpochRefusal: Error, Sendable, Equatable {
     public let epoch: SyncEpoch?
 
     /// Throws unless the request is from the current timeline.
-    static func check(device: SyncEpoch?, seenVersion: Int64?, server: EpochCheck.ServerState) throws(SyncEpochRefusal) {
-        if let verdict = EpochCheck.verdict(device: device, seenVersion: seenVersion, server: server) {
+    static func check(device: SyncEpoch?, seenVersion: Int64?, writes: Bool = false, server: EpochCheck.ServerState) throws(SyncEpochRefusal) {
+        if let verdict = EpochCheck.verdict(device: device, seenVersion: seenVersion, writes: writes, server: server) {
             throw SyncEpochRefusal(verdict: verdict, epoch: server.epoch)
         }
     }
 
     /// The epoch columns of a `users` row (`account_epoch`, `database_epoch`,
-    /// `restored_through`, `change_counter`).
+    /// `restored_through`, `change_counter`, `account_restarted`).
     static func serverState(_ row: PGRow) throws -> EpochCheck.ServerState {
         EpochCheck.ServerState(
             database: try row.decode("database_epoch", as: String.self), account: try row.decode("account_epoch", as: String.self),
-            restoredThrough: try row.decode("restored_through", as: Int64.self), counter: try row.decode("change_counter", as: Int64.self))
+            restoredThrough: try row.decode("restored_through", as: Int64.self), counter: try row.decode("change_counter", as: Int64.self),
+            accountRestarted: try row.decode("account_restarted", as: Bool.self))
     }
 
     /// The database's epoch, for a user without a row.

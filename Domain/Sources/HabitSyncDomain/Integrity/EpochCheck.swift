@@ -13,12 +13,16 @@ public enum EpochCheck {
         public var restoredThrough: Int64
         /// The user's newest `serverVersion` (0 without a row).
         public var counter: Int64
+        /// The account was erased and allowed again: only devices that name its epoch write
+        /// into it.
+        public var accountRestarted: Bool
 
-        public init(database: String, account: String?, restoredThrough: Int64, counter: Int64) {
+        public init(database: String, account: String?, restoredThrough: Int64, counter: Int64, accountRestarted: Bool = false) {
             self.database = database
             self.account = account
             self.restoredThrough = restoredThrough
             self.counter = counter
+            self.accountRestarted = accountRestarted
         }
 
         /// The epoch a device adopts from this answer.
@@ -41,13 +45,24 @@ public enum EpochCheck {
     ///     older client (then only `seenVersion` is checked).
     ///   - seenVersion: the newest version the device says it has (a cursor, `Last-Event-ID`);
     ///     nil for a push.
+    ///   - writes: the request stores what it carries (a push). Into a restarted account only
+    ///     a device that names its epoch writes: a push without one may come from the erased
+    ///     account (an app from before epochs) and is answered `accountRestarted`. A device
+    ///     that never synced learns the epoch from that answer (or from a pull) and pushes again.
     /// - Returns: nil when the request belongs to the server's current history.
-    public static func verdict(device: SyncEpoch?, seenVersion: Int64?, server: ServerState) -> Verdict? {
+    public static func verdict(device: SyncEpoch?, seenVersion: Int64?, writes: Bool = false, server: ServerState) -> Verdict? {
         if let device {
             if device.database != server.database {
                 return .resetRequired(highWaterMark: server.account == nil ? 0 : min(server.restoredThrough, server.counter))
             }
+            // An account epoch the server did not issue: the account the device synced with is
+            // gone. Erased and allowed again, or (the server cannot tell the two apart, since an
+            // erasure keeps no user id) a restore to before the account existed that skipped
+            // `epoch rotate`.
             if let account = device.account, account != server.account { return .accountRestarted }
+            if device.account == nil, writes, server.accountRestarted { return .accountRestarted }
+        } else if writes, server.accountRestarted {
+            return .accountRestarted
         }
         if let seenVersion, seenVersion > server.counter { return .resetRequired(highWaterMark: server.counter) }
         return nil
