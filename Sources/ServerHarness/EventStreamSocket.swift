@@ -14,7 +14,10 @@ public final class EventStreamSocket: @unchecked Sendable {
     private var buffer: [UInt8] = []
 
     /// Connects, asks for the stream, and reads until the server's `: connected` (the stream
-    /// is registered from then on).
+    /// is registered from then on). A failure closes the socket once, in `deinit`: Swift runs
+    /// the deinitializer of an object whose initializer throws after setting every property,
+    /// so a `close` here too closed the descriptor twice, and the second closed whatever the
+    /// process had opened under that number meanwhile (another test's socket or pipe).
     public init(port: Int, token: String, device: String) throws {
         descriptor = try connectLoopbackSocket(port: port)
         let request = "GET /v1/sync/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nX-Device-Id: \(device)\r\nAccept: text/event-stream\r\n\r\n"
@@ -22,14 +25,13 @@ public final class EventStreamSocket: @unchecked Sendable {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { close(descriptor); throw HarnessError("send() failed: errno \(errno)") }
+            guard n > 0 else { throw HarnessError("send() failed: errno \(errno)") }
             sent += n
         }
         guard try waitFor("\r\n\r\n", milliseconds: 30_000, consuming: false),
             String(decoding: buffer.prefix(12), as: UTF8.self).hasPrefix("HTTP/1.1 200"),
             try waitFor(": connected", milliseconds: 30_000)
         else {
-            close(descriptor)
             throw HarnessError("the stream did not open: \(String(decoding: buffer.prefix(200), as: UTF8.self))")
         }
     }
