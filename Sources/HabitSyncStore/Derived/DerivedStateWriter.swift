@@ -116,7 +116,7 @@ struct DerivedStateWriter {
         if habits.isEmpty && ledgerSum == 0 && usage.lastActivityDate == nil {
             let others = try await connection.query(DerivedStateQueries.hasOtherInputs(tenant: tenant, user: user)).single()
             guard try others.decode("has_inputs", as: Bool.self) else {
-                try await connection.pipeline(writes)
+                _ = try await connection.pipeline(writes)
                 return next
             }
         }
@@ -132,7 +132,7 @@ struct DerivedStateWriter {
             writes.append(item.write(next))
             next += 1
         }
-        try await connection.pipeline(writes)
+        _ = try await connection.pipeline(writes)
         return next
     }
 
