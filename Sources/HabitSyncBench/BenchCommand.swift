@@ -23,6 +23,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("pull-only"), help: "Measure only the pulls: initial sync, incremental pull, pull at scale.") var pullOnly = false
     @Flag(name: .customLong("realtime"), help: "Measure only the event streams: latency across two replicas, memory with idle streams, push throughput beside them.") var realtimeOnly = false
     @Flag(name: .customLong("account"), help: "Measure only account export (time, server peak memory: small against large) and erasure.") var accountOnly = false
+    @Flag(name: .customLong("check-in"), help: "Measure only the app-open check-in (a completion and two usage events) against its raw ceiling, with CPU per check-in.") var checkInOnly = false
+    @Option(name: .customLong("check-in-connections"), help: "With --check-in: this many connections (16 by default; 1 shows each statement's own cost in pg_stat_statements).")
+    var checkInConnections = 16
+    @Option(name: .customLong("check-ins"), help: "With --check-in: check-ins per connection (150 by default).") var checkInsPerConnection = 150
     @Flag(name: .customLong("history-scale"), help: "Measure only push and first-pull-of-a-day latency against a week, 5 and 10 years of history.") var historyScaleOnly = false
     @Option(name: .customLong("history-runs"), help: "With --history-scale: this many fresh databases in turn, every other one seeded without ANALYZE.") var historyRuns = 1
 
@@ -41,6 +45,7 @@ struct BenchCommand: AsyncParsableCommand {
         var largeRows = 0
         var serverPeakRSSMiB = 0.0
         var historyScale: [HistoryScale.Row] = []
+        var checkIn: CheckInBench.Result?
     }
 
     func run() async throws {
@@ -97,6 +102,16 @@ struct BenchCommand: AsyncParsableCommand {
             print(AccountBench.table(result))
             return
         }
+        if checkInOnly {
+            let result: CheckInBench.Result
+            do { result = try await checkIn(environment) } catch {
+                await environment.stop()
+                throw error
+            }
+            await environment.stop()
+            print(CheckInBench.table(result))
+            return
+        }
         let histories = quick ? [("a week", 7), ("1 year", 365)] : [("a week", 7), ("5 years", 5 * 365), ("10 years", 10 * 365)]
         if historyScaleOnly, historyRuns > 1 {
             await environment.stop()
@@ -140,6 +155,7 @@ struct BenchCommand: AsyncParsableCommand {
                 log("push with \(devices) device(s)…")
                 results.push.append(try await Workloads.push(environment, devices: devices, batches: batches))
             }
+            if !pullOnly { results.checkIn = try await checkIn(environment) }
             if pushOnly {
                 await environment.stop()
                 print(Self.table(results))
@@ -190,6 +206,12 @@ struct BenchCommand: AsyncParsableCommand {
         log("results written to \(output)")
     }
 
+    /// The check-in row: 16 connections over 256 users (by default).
+    func checkIn(_ environment: BenchEnvironment) async throws -> CheckInBench.Result {
+        try await CheckInBench.measure(
+            environment, connections: checkInConnections, users: quick ? 32 : 256, checkInsPerConnection: quick ? 10 : checkInsPerConnection, log: log)
+    }
+
     func log(_ message: String) { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }
 
     static func resolveCommit(_ head: String) -> String {
@@ -221,6 +243,7 @@ struct BenchCommand: AsyncParsableCommand {
                 "| pull of 100 new changes, p50 ms: \(r.largeRows) vs \(r.smallRows) rows stored | \(ms(large.p50)) vs \(ms(small.p50)) | | \(String(format: "%.2f", large.p50 / max(small.p50, 0.001))) | ≤ 1.3 |"
             )
         }
+        if let checkIn = r.checkIn { lines.append(CheckInBench.row(checkIn)) }
         lines.append("| server peak RSS, MiB | \(String(format: "%.1f", r.serverPeakRSSMiB)) | | | ≤ 150 |")
         return lines.joined(separator: "\n")
     }
