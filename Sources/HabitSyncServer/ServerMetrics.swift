@@ -9,6 +9,7 @@ import Synchronization
 public final class ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let reportedPoolErrors = Mutex(0)
+    private let reportedDroppedLogLines = Mutex(0)
 
     static let latencyBuckets: [Duration] = [
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
@@ -138,6 +139,14 @@ public final class ServerMetrics: Sendable {
             registry.makeGauge(descriptor: Self.descriptor("habitsync_schema_version", "Highest schema migration applied to the database.")).set(Int64(schemaVersion))
         }
         registry.makeGauge(descriptor: Self.descriptor("habitsync_schema_binary_head_version", "Highest schema migration this binary ships.")).set(Int64(binaryHeadVersion))
+        let dropped = StructuredLogHandler.droppedLines
+        let newDropped = reportedDroppedLogLines.withLock { reported -> Int in
+            defer { reported = dropped }
+            return dropped - reported
+        }
+        let droppedCounter = registry.makeCounter(
+            descriptor: Self.descriptor("habitsync_log_lines_dropped", unit: "total", "Log lines the process could not write (standard error closed or full); never a crash."))
+        if newDropped > 0 { droppedCounter.increment(by: Int64(newDropped)) }
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return buffer

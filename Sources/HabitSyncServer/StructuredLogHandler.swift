@@ -1,6 +1,11 @@
 import Foundation
+import HabitSyncDomain
 import Logging
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Writes one log event per line to stderr, as JSON or logfmt, with the logger's metadata
 /// (request id, route, status, duration…). Never given tokens, secrets or record payloads:
@@ -29,35 +34,65 @@ public struct StructuredLogHandler: LogHandler {
     }
 
     private static let output = Mutex<Void>(())
+    private static let dropped = Atomic<Int>(0)
+
+    /// Lines that could not be written (standard error closed, a full disk, a reader that went
+    /// away): dropped, never a trap (`/metrics`: `habitsync_log_lines_dropped_total`).
+    public static var droppedLines: Int { dropped.load(ordering: .relaxed) }
 
     public func log(event: LogEvent) {
         var fields = metadata
         if let provided = metadataProvider?.get() { fields.merge(provided) { _, new in new } }
         if let extra = event.metadata { fields.merge(extra) { _, new in new } }
-        let timestamp = Date().formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon))
-        let line: String
+        // The wire format's own writer: Foundation's date formatting was a measurable share of
+        // a small push's CPU (issue 46).
+        let timestamp = WireTime.format(Date())
+        var line: String
         switch format {
         case .json:
-            var object: [String: Any] = ["ts": timestamp, "level": event.level.rawValue, "msg": event.message.description, "logger": label]
-            for (key, value) in fields { object[key] = Self.jsonValue(value) }
-            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-            line = String(decoding: data, as: UTF8.self)
+            line = "{" + "\"ts\":" + JSONText.string(timestamp) + ",\"level\":" + JSONText.string(event.level.rawValue)
+            line += ",\"msg\":" + JSONText.string(event.message.description) + ",\"logger\":" + JSONText.string(label)
+            for key in fields.keys.sorted() where !["ts", "level", "msg", "logger"].contains(key) {
+                line += "," + JSONText.string(key) + ":" + Self.jsonValue(fields[key] ?? .string("")).jsonText
+            }
+            line += "}"
         case .logfmt:
             var parts = ["ts=\(timestamp)", "level=\(event.level.rawValue)", "msg=\(Self.logfmtQuote(event.message.description))"]
             for key in fields.keys.sorted() { parts.append("\(key)=\(Self.logfmtQuote((fields[key]?.description ?? "")))") }
             line = parts.joined(separator: " ")
         }
+        line += "\n"
         Self.output.withLock { _ in
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            if !Self.writeAll(line, to: STDERR_FILENO) { Self.dropped.add(1, ordering: .relaxed) }
         }
     }
 
-    private static func jsonValue(_ value: Logger.Metadata.Value) -> Any {
+    /// Writes the whole line with `write(2)`; false when it could not (EPIPE, EBADF, ENOSPC…).
+    /// `FileHandle.write` traps on such errors, which ended the server when a log reader closed.
+    /// SIGPIPE is ignored by the process (`ProcessSignals`), so a closed pipe is an error here.
+    static func writeAll(_ line: String, to descriptor: Int32) -> Bool {
+        var bytes = Array(line.utf8)
+        var offset = 0
+        return bytes.withUnsafeMutableBytes { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return true }
+            while offset < buffer.count {
+                let written = write(descriptor, base + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += written
+            }
+            return true
+        }
+    }
+
+    private static func jsonValue(_ value: Logger.Metadata.Value) -> JSONValue {
         switch value {
-        case .string(let string): return string
-        case .stringConvertible(let convertible): return convertible.description
-        case .array(let array): return array.map(jsonValue)
-        case .dictionary(let dictionary): return dictionary.mapValues(jsonValue)
+        case .string(let string): .string(string)
+        case .stringConvertible(let convertible): .string(convertible.description)
+        case .array(let array): .array(array.map(jsonValue))
+        case .dictionary(let dictionary): .object(dictionary.mapValues(jsonValue))
         }
     }
 

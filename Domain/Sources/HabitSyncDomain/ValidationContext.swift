@@ -48,5 +48,9 @@ public struct TimeZoneNames: Sendable, Equatable {
     /// `TimeZone.current` is read from /etc/localtime (`Etc/UTC` on Debian), a name the list
     /// leaves out and the server knows. A device never refuses its own zone; the server,
     /// which checks against PostgreSQL's names, has the last word.
-    public static var foundation: TimeZoneNames { TimeZoneNames(TimeZone.knownTimeZoneIdentifiers + ["UTC", TimeZone.current.identifier]) }
+    public static var foundation: TimeZoneNames { foundationNames }
+
+    /// Built once: checking each of Foundation's ~600 names loads its rules, which was a
+    /// measurable share of every push that needed a standalone context (issue 46).
+    private static let foundationNames = TimeZoneNames(TimeZone.knownTimeZoneIdentifiers + ["UTC", TimeZone.current.identifier])
 }
