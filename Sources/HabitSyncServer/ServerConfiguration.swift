@@ -33,7 +33,8 @@ public struct ServerConfiguration: Sendable {
         PGConnectionConfiguration(
             connectionString: connectionString, role: role,
             sessionSettings: distributed ? distributedRequestSessionSettings : requestSessionSettings,
-            transactionPooling: transactionPooling, namedPreparedStatements: namedPreparedStatements, notices: notices)
+            transactionPooling: transactionPooling, namedPreparedStatements: namedPreparedStatements, notices: notices,
+            localSettingsAsCommands: distributed)
     }
 
     public var host: String

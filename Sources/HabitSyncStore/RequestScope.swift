@@ -30,14 +30,18 @@ public enum RequestScope {
     /// Each command a statement of its own (`PGConnection.commands`): Citus sends a propagated
     /// `SET LOCAL`'s whole text on to the workers.
     public static func set(on connection: PGConnection, tenantID: UUID, userID: String?) async throws {
-        try await connection.commands(settings(tenantID: tenantID, userID: userID))
+        try await connection.commands(settings(tenantID: tenantID, userID: userID).map(\.command))
     }
 
-    /// The same commands for `PGPool.withTransaction(localSettings:)`, which sends them with
-    /// `BEGIN`: the hot paths (push, pull) save a round trip per request.
-    public static func settings(tenantID: UUID, userID: String?) throws -> [String] {
+    /// The same settings for `PGPool.withTransaction(localSettings:)`, which sends them with
+    /// `BEGIN` and the transaction's first statement: the hot paths (push, pull) save a round
+    /// trip per request.
+    public static func settings(tenantID: UUID, userID: String?) throws -> [PGLocalSetting] {
         if let userID, userID.isEmpty { throw EmptyUser() }
         if let userID, userID.unicodeScalars.contains("\0") { throw UnquotableUser() }
-        return setStatements(tenantID: tenantID, userID: userID)
+        return [
+            PGLocalSetting("habitsync.tenant_id", tenantID.uuidString.lowercased()), PGLocalSetting("habitsync.user_id", userID ?? ""),
+            PGLocalSetting("habitsync.scope", userID == nil ? "tenant" : "user"),
+        ]
     }
 }

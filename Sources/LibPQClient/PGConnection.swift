@@ -14,6 +14,18 @@ public final class PGConnection: Sendable {
         var pointer: OpaquePointer?
         /// Statements prepared on this session: SQL text and parameter types → statement name.
         var prepared: [String: String] = [:]
+        /// Fixed commands (a transaction's `BEGIN` and `SET LOCAL`s) not sent yet: they go in
+        /// the same round trip as the first statement that needs the server (`deferCommands`).
+        var prelude: [PGQuery] = []
+        /// Statements whose results nobody reads, sent (prepared, like any other) in the same
+        /// round trip as the next statement, after the prelude (`deferStatements`).
+        var deferred: [PGQuery] = []
+        var hasPending: Bool { !prelude.isEmpty || !deferred.isEmpty }
+        /// Whether a statement has returned its result to the caller since the lease: until
+        /// then a transaction that failed on a dead connection can start again elsewhere.
+        var deliveredResult = false
+        /// The last pipeline committed the transaction (`pipeline(_:commit:)`).
+        var committed = false
         /// What `prepared` is keyed by: the same text with other parameter types is another
         /// statement.
         static func key(_ query: PGQuery, types: [Oid]) -> String {
@@ -80,20 +92,102 @@ public final class PGConnection: Sendable {
     public func query(_ query: PGQuery) async throws -> PGResult {
         try Self.refuseNULInText(query.binds)
         statementCounter?.note(query)
-        if !namedPreparedStatements {
-            return try await onThreadPool { pointer in try Self.executeUnnamed(query, on: pointer) }
+        let named = namedPreparedStatements
+        return try await onThreadPoolWithHandle { handle, pointer in
+            let result: PGResult
+            if handle.hasPending {
+                let (prelude, deferred) = (handle.prelude, handle.deferred)
+                (handle.prelude, handle.deferred) = ([], [])
+                guard let last = try Self.runPipeline(prelude: prelude, deferred: deferred, [query], named: named, handle: handle, on: pointer).last else {
+                    throw PGError.client("a statement returned no result")
+                }
+                result = last
+            } else if named {
+                result = try Self.executePrepared(query, handle: handle, on: pointer)
+            } else {
+                result = try Self.executeUnnamed(query, on: pointer)
+            }
+            handle.deliveredResult = true
+            return result
         }
-        return try await onThreadPoolWithHandle { handle, pointer in try Self.executePrepared(query, handle: handle, on: pointer) }
     }
 
     /// Runs SQL text through the simple query protocol: several statements separated by `;`,
-    /// no parameters. For migrations and fixed session commands only; never for input.
+    /// no parameters. For migrations and fixed session commands only; never for input. A
+    /// `COMMIT` or `ROLLBACK` of a transaction whose deferred `BEGIN` was never sent (nothing
+    /// ran in it) costs no round trip.
     @discardableResult
     public func simpleQuery(unsafeSQL sql: String) async throws -> PGResult {
-        try await onThreadPool { pointer in
+        // Nothing sent yet (the transaction never began): COMMIT and ROLLBACK have nothing to
+        // end. A ROLLBACK drops deferred statements too.
+        if sql == "COMMIT" || sql == "ROLLBACK", discardPendingIfNotBegun(droppingDeferred: sql == "ROLLBACK") {
+            return PGResult(columns: [], cells: [], affectedRows: nil, commandTag: sql)
+        }
+        let named = namedPreparedStatements
+        return try await onThreadPoolWithHandle { handle, pointer in
+            if handle.hasPending {
+                let (prelude, deferred) = (handle.prelude, handle.deferred)
+                (handle.prelude, handle.deferred) = ([], [])
+                _ = try Self.runPipeline(prelude: prelude, deferred: deferred, [], named: named, handle: handle, on: pointer)
+            }
             guard let result = PQexec(pointer, sql) else { throw Self.connectionError(pointer) }
             defer { PQclear(result) }
-            return try Self.copy(result, pointer)
+            let copied = try Self.copy(result, pointer)
+            handle.deliveredResult = true
+            return copied
+        }
+    }
+
+    /// Queues fixed commands (never input) to be sent in the same round trip as the next
+    /// statement: a transaction's `BEGIN` and `SET LOCAL`s cost no round trip of their own.
+    /// `PGPool.withTransaction` uses it; `commands` adds to the queue while it is not empty.
+    public func deferCommands(_ commands: [String]) {
+        handle.withLock { handle in
+            handle.prelude += commands.map { PGQuery(unsafeSQL: $0) }
+            handle.deliveredResult = false
+            handle.committed = false
+        }
+    }
+
+    /// Queues statements whose results nobody reads (never fixed text built from input: they
+    /// are parameterised like any other) to be sent, in order, with the next statement of this
+    /// connection, in the same round trip; an error in one of them is that statement's error.
+    /// `PGPool.withTransaction`'s COMMIT sends whatever is still queued.
+    public func deferStatements(_ queries: [PGQuery]) throws {
+        for query in queries {
+            try Self.refuseNULInText(query.binds)
+            statementCounter?.note(query)
+        }
+        handle.withLock { $0.deferred += queries }
+    }
+
+    /// When the deferred BEGIN was never sent (nothing ran): forgets it and what was queued
+    /// behind it (deferred statements only when `droppingDeferred`), and says true.
+    func discardPendingIfNotBegun(droppingDeferred: Bool) -> Bool {
+        handle.withLock { handle in
+            guard !handle.prelude.isEmpty, droppingDeferred || handle.deferred.isEmpty else {
+                if droppingDeferred { handle.deferred = [] }
+                return false
+            }
+            (handle.prelude, handle.deferred) = ([], [])
+            return true
+        }
+    }
+
+    /// Forgets everything queued that was never sent (a lease ends).
+    func discardPending() {
+        handle.withLock { handle in (handle.prelude, handle.deferred) = ([], []) }
+    }
+
+    /// Whether a statement has returned a result since `deferCommands` (`PGPool` restarts a
+    /// transaction that failed on a dead connection before that).
+    var hasDeliveredResult: Bool { handle.withLock { $0.deliveredResult } }
+
+    /// Whether `pipeline(_:commit:)` committed the transaction (then it is not committed again).
+    func takeCommitted() -> Bool {
+        handle.withLock { handle in
+            defer { handle.committed = false }
+            return handle.committed
         }
     }
 
@@ -106,8 +200,15 @@ public final class PGConnection: Sendable {
     public func commands(_ commands: [String]) async throws {
         if commands.isEmpty { return }
         let queries = commands.map { PGQuery(unsafeSQL: $0) }
+        // Behind a deferred BEGIN, these wait for the next statement too.
+        let deferred = handle.withLock { handle -> Bool in
+            guard !handle.prelude.isEmpty else { return false }
+            handle.prelude += queries
+            return true
+        }
+        if deferred { return }
         try await onThreadPoolWithHandle { handle, pointer in
-            _ = try Self.runPipeline(queries, named: false, handle: handle, on: pointer)
+            _ = try Self.runPipeline(prelude: queries, [], named: false, handle: handle, on: pointer)
         }
     }
 
@@ -117,34 +218,55 @@ public final class PGConnection: Sendable {
     /// statement is prepared once per session (inside the same pipeline the first time) and
     /// executed by name, as `query` does, so a pipeline costs no more parsing or planning than
     /// the same statements sent one by one.
-    public func pipeline(_ queries: [PGQuery]) async throws -> [PGResult] {
-        if queries.isEmpty { return [] }
+    ///
+    /// `commit`: the transaction's `COMMIT` goes in the same round trip, after the last
+    /// statement (the pool then does not commit again); when a statement fails, it is not run.
+    public func pipeline(_ queries: [PGQuery], commit: Bool = false) async throws -> [PGResult] {
+        if queries.isEmpty && !commit { return [] }
         for query in queries {
             try Self.refuseNULInText(query.binds)
             statementCounter?.note(query)
         }
         let named = namedPreparedStatements
         return try await onThreadPoolWithHandle { handle, pointer in
-            try Self.runPipeline(queries, named: named, handle: handle, on: pointer)
+            let (prelude, deferred) = (handle.prelude, handle.deferred)
+            (handle.prelude, handle.deferred) = ([], [])
+            let results = try Self.runPipeline(prelude: prelude, deferred: deferred, queries, named: named, commit: commit, handle: handle, on: pointer)
+            handle.deliveredResult = true
+            if commit { handle.committed = true }
+            return results
         }
     }
 
     /// What one pipeline sent, in order: each produces one result (or an aborted marker).
     private enum PipelineStep {
         case prepare(key: String, name: String)
-        case execute
+        /// A statement; `returned`: its result is the caller's (not a deferred statement's).
+        case execute(returned: Bool)
+        /// A fixed command (the prelude, the closing COMMIT): its result is not returned.
+        case command
     }
 
-    private static func runPipeline(_ queries: [PGQuery], named: Bool, handle: Handle, on pointer: OpaquePointer) throws -> [PGResult] {
-        if named, handle.prepared.count + queries.count > preparedLimit {
+    /// Sends `prelude` (fixed commands, unnamed), the `deferred` statements, `queries`, and a
+    /// `COMMIT` if asked, in one round trip; returns the results of `queries`.
+    private static func runPipeline(
+        prelude: [PGQuery] = [], deferred: [PGQuery] = [], _ queries: [PGQuery], named: Bool, commit: Bool = false, handle: Handle,
+        on pointer: OpaquePointer
+    ) throws -> [PGResult] {
+        if prelude.isEmpty && deferred.isEmpty && queries.isEmpty && !commit { return [] }
+        if named, handle.prepared.count + deferred.count + queries.count > preparedLimit {
             if let result = PQexec(pointer, "DEALLOCATE ALL") { PQclear(result) }
             handle.prepared.removeAll()
         }
         guard PQenterPipelineMode(pointer) == 1 else { throw connectionError(pointer) }
         defer { PQexitPipelineMode(pointer) }
         var steps: [PipelineStep] = []
+        for command in prelude {
+            guard PQsendQueryParams(pointer, command.sql, 0, nil, nil, nil, nil, 0) == 1 else { throw connectionError(pointer) }
+            steps.append(.command)
+        }
         var pending: [String: String] = [:]
-        for query in queries {
+        for (position, query) in (deferred + queries).enumerated() {
             let types = query.binds.map { Oid($0.type.rawValue) }
             var name: String?
             if named {
@@ -168,7 +290,11 @@ public final class PGConnection: Sendable {
                 return PQsendQueryParams(pointer, query.sql, Int32(query.binds.count), types, values, lengths, formats, 0)
             }
             guard sent == 1 else { throw connectionError(pointer) }
-            steps.append(.execute)
+            steps.append(.execute(returned: position >= deferred.count))
+        }
+        if commit {
+            guard PQsendQueryParams(pointer, "COMMIT", 0, nil, nil, nil, nil, 0) == 1 else { throw connectionError(pointer) }
+            steps.append(.command)
         }
         guard PQpipelineSync(pointer) == 1 else { throw connectionError(pointer) }
         var results: [PGResult] = []
@@ -184,8 +310,10 @@ public final class PGConnection: Sendable {
             case .prepare(let key, let name):
                 // Only a statement the server really prepared is known by name from now on.
                 if current != nil { handle.prepared[key] = name }
-            case .execute:
-                if let current { results.append(current) }
+            case .execute(let returned):
+                if returned, let current { results.append(current) }
+            case .command:
+                break
             }
         }
         // Drain up to and including the sync point.

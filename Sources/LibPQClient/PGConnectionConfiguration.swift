@@ -28,12 +28,17 @@ public struct PGConnectionConfiguration: Sendable {
     public var namedPreparedStatements: Bool
     /// Where the connections' notices and warnings go (`PGNoticeSink`); never raw to stderr.
     public var notices: PGNoticeSink
+    /// A transaction's own settings go as one `SET LOCAL` command each, rather than as one
+    /// `set_config(…, true)` statement for all: what a Citus coordinator propagates to its
+    /// workers (`citus.propagate_set_commands`) is the commands.
+    public var localSettingsAsCommands: Bool
 
     public init(
         connectionString: String, applicationName: String = "habitsync-server", connectTimeoutSeconds: Int = 5, role: String? = nil,
         sessionSettings: [String: String] = [:], transactionPooling: Bool = false, namedPreparedStatements: Bool = true,
-        notices: PGNoticeSink = .discard
+        notices: PGNoticeSink = .discard, localSettingsAsCommands: Bool = false
     ) {
+        self.localSettingsAsCommands = localSettingsAsCommands
         self.connectionString = connectionString
         self.applicationName = applicationName
         self.connectTimeoutSeconds = connectTimeoutSeconds
@@ -66,6 +71,22 @@ public struct PGConnectionConfiguration: Sendable {
         return statements
     }
 
+    /// The same for a transaction, as settings (`PGPool.withTransaction` sends them as one
+    /// statement, or as commands).
+    func transactionSettings(role transactionRole: TransactionRole) -> [PGLocalSetting] {
+        var settings = [
+            PGLocalSetting("TimeZone", "UTC"), PGLocalSetting("DateStyle", "ISO, YMD"), PGLocalSetting("IntervalStyle", "iso_8601"),
+            PGLocalSetting("client_min_messages", "warning"),
+        ]
+        settings += sessionSettings.sorted(by: { $0.key < $1.key }).map { PGLocalSetting($0.key, $0.value) }
+        if transactionRole == .login {
+            settings.append(PGLocalSetting("role", "none"))
+        } else if let role {
+            settings.append(PGLocalSetting("role", role))
+        }
+        return settings
+    }
+
     /// Checks the connection string's syntax without connecting. The message never repeats
     /// the string itself, which may hold a password.
     public static func validate(_ connectionString: String) throws(PGError) {
@@ -84,5 +105,36 @@ extension String {
         var text = self
         while text.last == "\n" || text.last == " " { text.removeLast() }
         return text
+    }
+}
+
+/// A setting a transaction sets for itself, until it ends (`SET LOCAL name = value`, or
+/// `set_config(name, value, true)`).
+public struct PGLocalSetting: Sendable, Equatable {
+    public let name: String
+    public let value: String
+
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// As a `SET LOCAL` command (quoted name and value; a value holding NUL cannot be quoted
+    /// and is refused where settings are made).
+    public var command: String {
+        name == "role"
+            ? "SET LOCAL ROLE " + (value == "none" ? "NONE" : PGQuery.quoteIdentifier(value))
+            : "SET LOCAL " + PGQuery.quoteIdentifier(name) + " TO " + PGQuery.quoteLiteral(value)
+    }
+
+    /// All of `settings` as one statement, the values bound as parameters.
+    static func oneStatement(_ settings: [PGLocalSetting]) -> PGQuery {
+        var query: PGQuery = "SELECT "
+        for (index, setting) in settings.enumerated() {
+            let call: PGQuery = "set_config(\(setting.name), \(setting.value), true)"
+            if index > 0 { query.append(", " as PGFragment) }
+            query.append(call)
+        }
+        return query
     }
 }

@@ -105,13 +105,14 @@ public final class PGPool: Service, Sendable {
         }
     }
 
-    /// Runs `body` inside a transaction: committed when it returns, rolled back when it throws.
-    /// `statementTimeout` applies to each statement of this transaction only
-    /// (`SET LOCAL statement_timeout`). The role, time zone, date style and settings are set
-    /// with `SET LOCAL` too, in the same round trip as `BEGIN`: nothing the transaction depends
-    /// on comes from the session, which a transaction pooler shares with other clients. A
-    /// connection that turns out to be dead at `BEGIN` is replaced and the transaction started
-    /// again, since nothing has run yet. `role: .login` runs it as the login role instead of
+    /// Runs `body` inside a transaction: committed when it returns (or by its last pipeline,
+    /// `PGConnection.pipeline(_:commit:)`), rolled back when it throws. `statementTimeout`
+    /// applies to each statement of this transaction only (`SET LOCAL statement_timeout`). The
+    /// role, time zone, date style and settings are set with `SET LOCAL` too, with `BEGIN`, and
+    /// all of them are sent in the same round trip as the body's first statement: nothing the
+    /// transaction depends on comes from the session, which a transaction pooler shares with
+    /// other clients. A connection that turns out to be dead in that first round trip is
+    /// replaced and the transaction started again, since nothing has run yet. `role: .login` runs it as the login role instead of
     /// the configured one. `localSettings` (fixed `SET LOCAL` commands, never input) go in the
     /// same round trip as well, each command a statement of its own (`PGConnection.commands`).
     @discardableResult
@@ -120,34 +121,35 @@ public final class PGPool: Service, Sendable {
         readOnly: Bool = false,
         statementTimeout: Duration? = nil,
         role: TransactionRole = .configured,
-        localSettings: [String] = [],
+        localSettings: [PGLocalSetting] = [],
         _ body: (PGConnection) async throws -> Result
     ) async throws -> Result {
-        var begin = ["BEGIN ISOLATION LEVEL \(isolation.rawValue)" + (readOnly ? " READ ONLY" : "")]
+        let begin = ["BEGIN ISOLATION LEVEL \(isolation.rawValue)" + (readOnly ? " READ ONLY" : "")]
+        var settings: [PGLocalSetting] = []
         if let statementTimeout {
-            let milliseconds = max(1, Int64(statementTimeout / .milliseconds(1)))
-            begin.append("SET LOCAL statement_timeout = \(milliseconds)")
+            settings.append(PGLocalSetting("statement_timeout", String(max(1, Int64(statementTimeout / .milliseconds(1))))))
         }
-        begin += configuration.connection.setupStatements(local: true, role: role)
-        begin += localSettings
+        settings += configuration.connection.transactionSettings(role: role) + localSettings
+        // One statement for every setting (the values bound), unless they must be commands.
+        let asCommands = configuration.connection.localSettingsAsCommands
         var attempt = 0
         while true {
             attempt += 1
             let connection = try await lease()
-            do {
-                try await connection.commands(begin)
-            } catch let error as PGError where error.isConnectionFailure && attempt < 3 {
-                release(connection)
-                continue
-            } catch {
-                release(connection)
-                throw error
-            }
+            // BEGIN and the settings go with the transaction's first statement (one round trip
+            // fewer); a transaction whose body sends nothing costs none.
+            connection.deferCommands(asCommands ? begin + settings.map(\.command) : begin)
+            if !asCommands { try connection.deferStatements([PGLocalSetting.oneStatement(settings)]) }
             do {
                 let result = try await body(connection)
-                try await connection.simpleQuery(unsafeSQL: "COMMIT")
+                if !connection.takeCommitted() { try await connection.simpleQuery(unsafeSQL: "COMMIT") }
                 release(connection)
                 return result
+            } catch let error as PGError where error.isConnectionFailure && !connection.hasDeliveredResult && attempt < 3 {
+                // The connection was dead before anything ran (its first round trip carried
+                // BEGIN): nothing happened, so the transaction starts again on another.
+                release(connection)
+                continue
             } catch {
                 if !connection.isBroken {
                     _ = try? await connection.simpleQuery(unsafeSQL: "ROLLBACK")
@@ -277,6 +279,8 @@ public final class PGPool: Service, Sendable {
     }
 
     private func release(_ connection: PGConnection) {
+        // Deferred commands never sent (a transaction that ran nothing) are forgotten.
+        connection.discardPending()
         if connection.isBroken || !connection.isIdleOutsideTransaction() {
             discard(connection, countAsError: connection.isBroken)
             return

@@ -144,7 +144,7 @@ struct CitusTests {
             #expect(!received.withLock { $0 }.contains { $0.sqlState == alreadyInATransaction }, "\(received.withLock { $0 })")
             let scope = try RequestScope.settings(tenantID: world.tenant, userID: "alice")
             try await pool.withConnection { connection in
-                try await connection.simpleQuery(unsafeSQL: (["BEGIN"] + scope).joined(separator: "; "))
+                try await connection.simpleQuery(unsafeSQL: (["BEGIN"] + scope.map(\.command)).joined(separator: "; "))
                 try await connection.query("SELECT count(*) AS n FROM habits")
                 try await connection.simpleQuery(unsafeSQL: "COMMIT")
             }

@@ -300,6 +300,6 @@ public struct TestDatabase: Sendable {
     func connection(role: String?) -> PGConnectionConfiguration {
         .init(
             connectionString: connectionString, role: role,
-            sessionSettings: TestPostgres.onCitus ? ServerConfiguration.distributedRequestSessionSettings : [:])
+            sessionSettings: TestPostgres.onCitus ? ServerConfiguration.distributedRequestSessionSettings : [:], localSettingsAsCommands: TestPostgres.onCitus)
     }
 }
