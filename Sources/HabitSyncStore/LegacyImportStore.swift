@@ -73,7 +73,7 @@ public struct LegacyImportStore: Sendable {
         }
         return try await pool.withTransaction { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
-            let userRow = try await PushStore.lockLiveUser(connection, tenant: tenant, user: user)
+            let userRow = try await PushStore.lockLiveUser(connection, tenant: tenant, user: user).user
             let counter = try userRow.decode("change_counter", as: Int64.self)
             if try await connection.query(Self.migration(tenant: tenant, user: user, name: name)).rows.first != nil {
                 var repeated = report

@@ -1,5 +1,5 @@
 -- public.habitsync_refuse_erased_user()
--- Refuses (SQLSTATE HS410) to create, or to mark as seen, the users row of an erased account: no push, pull or import comes back to it.
+-- Refuses (SQLSTATE HS410) to create the users row of an erased account; requests that lock an existing row ask habitsync_assert_not_erased before and after the lock.
 
 CREATE OR REPLACE FUNCTION public.habitsync_refuse_erased_user()
  RETURNS trigger

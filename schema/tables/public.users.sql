@@ -48,7 +48,7 @@ ALTER TABLE public.users ADD CONSTRAINT users_time_zone_check CHECK ((time_zone 
 ALTER TABLE public.users ADD CONSTRAINT users_user_id_check CHECK (((char_length(user_id) >= 1) AND (char_length(user_id) <= 255)));
 
 -- Triggers
-CREATE TRIGGER refuse_erased_user BEFORE INSERT OR UPDATE OF last_seen_at ON public.users FOR EACH ROW EXECUTE FUNCTION habitsync_refuse_erased_user();
+CREATE TRIGGER refuse_erased_user BEFORE INSERT ON public.users FOR EACH ROW EXECUTE FUNCTION habitsync_refuse_erased_user();
 
 -- Policies
 CREATE POLICY analyst_read ON public.users AS PERMISSIVE FOR SELECT TO habitsync_analyst

@@ -40,7 +40,7 @@ public struct DerivedStateAudit: Sendable {
         do {
             try await pool.withTransaction { connection in
                 try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
-                let row = try await PushStore.lockLiveUser(connection, tenant: tenant, user: user)
+                let row = try await PushStore.lockLiveUser(connection, tenant: tenant, user: user).user
                 let counter = try row.decode("change_counter", as: Int64.self)
                 var writer = DerivedStateWriter(
                     connection: connection, tenant: tenant, user: user,

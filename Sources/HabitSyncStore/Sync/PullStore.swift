@@ -89,7 +89,7 @@ public struct PullStore: Sendable {
     func refreshDerivedState(_ identity: VerifiedIdentity, now: Date) async throws {
         let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
         try await pool.withTransaction(statementTimeout: statementTimeout, localSettings: scope) { connection in
-            let user = try await PushStore.lockLiveUser(connection, tenant: identity.tenantID, user: identity.userID)
+            let user = try await PushStore.lockLiveUser(connection, tenant: identity.tenantID, user: identity.userID).user
             let counter = try user.decode("change_counter", as: Int64.self)
             let writer = DerivedStateWriter(
                 connection: connection, tenant: identity.tenantID, user: identity.userID,

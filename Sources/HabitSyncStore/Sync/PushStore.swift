@@ -17,11 +17,16 @@ public struct PushStore: Sendable {
     public let maximumSkew: TimeInterval
     public let timeZones: TimeZoneCatalog
     public let queue: UserPushQueue
+    /// Whether the push folds its digest deltas into the user's row once (`closeUser`), and
+    /// finds a usage event's registration by the transaction's id; false on a Citus
+    /// coordinator, whose workers run the triggers and the transactions out of the push's sight.
+    public let defersDigests: Bool
 
     public init(
         pool: PGPool, statementTimeout: Duration = .seconds(5), maximumSkew: TimeInterval = 300,
-        timeZones: TimeZoneCatalog = TimeZoneCatalog(), queue: UserPushQueue = UserPushQueue()
+        timeZones: TimeZoneCatalog = TimeZoneCatalog(), queue: UserPushQueue = UserPushQueue(), defersDigests: Bool? = nil
     ) {
+        self.defersDigests = defersDigests ?? !pool.configuration.connection.isDistributed
         self.pool = pool
         self.statementTimeout = statementTimeout
         self.maximumSkew = maximumSkew
@@ -48,13 +53,11 @@ public struct PushStore: Sendable {
         public var isolatedRefusals = false
     }
 
-    /// Creates the user on first use and takes their row lock, unless the account was erased:
-    /// the `refuse_erased_user` trigger (migration 0015) checks before the insert (a known
-    /// erasure creates no row and takes no lock; nor does a user of an erased tenant) and again
-    /// once the lock of an existing row is granted, with a fresh snapshot, so a push that waited
-    /// behind an erasure sees its marker; it fails the statement with SQLSTATE HS410. A plain
-    /// `INSERT … VALUES` whose `DO UPDATE SET` takes the inserted row's defaults, because Citus
-    /// routes nothing else to one shard (deploy/README.md).
+    /// Creates a user on first use and takes the new row's lock: `refuse_erased_user`
+    /// (migrations 0015, 0034) refuses an erased account before the insert (SQLSTATE HS410), so
+    /// a known erasure creates no row and takes no lock; nor does a user of an erased tenant.
+    /// A plain `INSERT … VALUES` whose `DO UPDATE SET` takes the inserted row's defaults,
+    /// because Citus routes nothing else to one shard (deploy/README.md).
     static func lockUser(tenant: UUID, user: String) -> PGQuery {
         """
         INSERT INTO users (tenant_id, user_id) VALUES (\(tenant), \(user))
@@ -63,32 +66,51 @@ public struct PushStore: Sendable {
         """
     }
 
-    /// What `refuse_erased_user` raises: this project's own code, class HS.
+    /// The lock of a user who has a row, without writing it: a push writes the row once, at
+    /// its end (`closeUser`). A second write of a row the transaction already wrote would fire
+    /// the row's foreign-key check on `tenants` again (a `FOR KEY SHARE` lock every push of the
+    /// tenant shares: a MultiXact each).
+    static func lockExistingUser(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT change_counter, derived_record_id, account_epoch, database_epoch, restored_through, account_restarted
+        FROM users WHERE tenant_id = \(tenant) AND user_id = \(user) FOR UPDATE
+        """
+    }
+
+    /// Raises HS410 when the account was erased; ends a pipeline there.
+    static func assertNotErased(tenant: UUID, user: String) -> PGQuery {
+        "SELECT habitsync_assert_not_erased(\(tenant), \(user))"
+    }
+
+    /// What `refuse_erased_user` raises, and `habitsync_assert_not_erased`: this project's own
+    /// code, class HS.
     static let accountErasedState = PGSQLState("HS410")
 
     /// The user's row, locked for this transaction (created on first use); an erased account
-    /// is refused (`StoreError.erasedAccount`) and nothing is stored for it.
-    static func lockLiveUser(_ connection: PGConnection, tenant: UUID, user: String) async throws -> PGRow {
+    /// is refused (`StoreError.erasedAccount`) and nothing is stored for it. The erasure is
+    /// looked for before the lock (a request arriving while an erasure holds or waits for the
+    /// lock is refused at once) and again once the lock is granted (a statement of its own: a
+    /// snapshot taken after the wait, so a request that waited behind an erasure sees its
+    /// marker). `then`: statements for the same round trip, after the lock.
+    static func lockLiveUser(_ connection: PGConnection, tenant: UUID, user: String, then more: [PGQuery] = []) async throws -> (user: PGRow, more: [PGResult]) {
         do {
-            return try await connection.query(lockUser(tenant: tenant, user: user)).single()
+            let results = try await connection.pipeline(
+                [assertNotErased(tenant: tenant, user: user), lockExistingUser(tenant: tenant, user: user), assertNotErased(tenant: tenant, user: user)] + more)
+            guard results.count == 3 + more.count else { throw PGError(kind: .client, message: "the user's lock returned \(results.count) results") }
+            if let row = results[1].rows.first { return (row, Array(results[3...])) }
+            // No row: a new user (or one an erasure just deleted, whom the insert refuses).
+            let row = try await connection.query(lockUser(tenant: tenant, user: user)).single()
+            return (row, try more.isEmpty ? [] : await connection.pipeline(more))
         } catch let error as PGError where error.sqlState == Self.accountErasedState {
             throw StoreError.erasedAccount
         }
     }
 
-    /// `lockLiveUser`, the stored answer to this batch if it was seen before, and the device's
-    /// last push noted, as one pipeline. A replay notes the device too: it did push.
+    /// `lockLiveUser`, and the stored answer to this batch if it was seen before (after the
+    /// lock, so a retry racing its first attempt sees its answer), as one round trip.
     static func lockLiveUserFindingBatch(_ connection: PGConnection, tenant: UUID, user: String, device: String, batch: UUID) async throws -> (user: PGRow, previous: PGRow?) {
-        do {
-            let results = try await connection.pipeline([
-                lockUser(tenant: tenant, user: user), findBatch(tenant: tenant, user: user, device: device, batch: batch),
-                touchDevice(tenant: tenant, user: user, device: device),
-            ])
-            guard results.count == 3 else { throw PGError(kind: .client, message: "the push prologue returned \(results.count) results") }
-            return (try results[0].single(), results[1].rows.first)
-        } catch let error as PGError where error.sqlState == Self.accountErasedState {
-            throw StoreError.erasedAccount
-        }
+        let (row, more) = try await lockLiveUser(connection, tenant: tenant, user: user, then: [findBatch(tenant: tenant, user: user, device: device, batch: batch)])
+        return (row, more.first?.rows.first)
     }
 
     static func findBatch(tenant: UUID, user: String, device: String, batch: UUID) -> PGQuery {
@@ -116,6 +138,22 @@ public struct PushStore: Sendable {
     static func saveCounter(tenant: UUID, user: String, counter: Int64) -> PGQuery {
         "UPDATE users SET change_counter = \(counter) WHERE tenant_id = \(tenant) AND user_id = \(user) AND change_counter < \(counter)"
     }
+
+    /// A push's one write of the user's row, last: the counter, the time it was seen, and the
+    /// digest deltas its own statements' triggers set aside (`habitsync.defer_digests`,
+    /// migration 0034).
+    static func closeUser(tenant: UUID, user: String, counter: Int64) -> PGQuery {
+        """
+        UPDATE users SET change_counter = greatest(change_counter, \(counter)), last_seen_at = now(),
+            record_digests = habitsync_add_digests(record_digests, nullif(current_setting('habitsync.pending_digests', true), '')::jsonb)
+        WHERE tenant_id = \(tenant) AND user_id = \(user)
+        """
+    }
+
+    /// For a push's transaction, where not on Citus: the digest triggers set their deltas
+    /// aside for `closeUser` instead of writing the user's row each (a Citus worker does not
+    /// see the setting, and writes them at once as before).
+    static let deferDigests = PGLocalSetting("habitsync.defer_digests", "on")
 
     /// Tells every replica's listener; `NOTIFY` is delivered at commit, and not at all on
     /// rollback. A statement of its own, on no table: on Citus a statement on the user's rows
@@ -155,10 +193,9 @@ public struct PushStore: Sendable {
         identity: VerifiedIdentity, deviceID: String, request: PushRequest, plan: PushPlan, requestHash: [UInt8], context: ValidationContext,
         isolatingRefusals: Bool
     ) async throws -> (Outcome, Tally) {
-        let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
+        let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID) + (defersDigests ? [Self.deferDigests] : [])
         return try await pool.withTransaction(statementTimeout: statementTimeout, localSettings: scope) { connection in
-            // One round trip: the user's lock, the replay lookup (after the lock, so a retry
-            // racing its first attempt sees its answer) and the device's last push.
+            // One round trip (with BEGIN and the settings): the user's lock and the replay lookup.
             let (user, previous) = try await Self.lockLiveUserFindingBatch(
                 connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId)
             let counter = try user.decode("change_counter", as: Int64.self)
@@ -170,18 +207,22 @@ public struct PushStore: Sendable {
             if let previous {
                 let hash = try previous.decode("request_sha256", as: PGBytes.self).bytes
                 guard hash == requestHash else { return (.batchConflict, Tally()) }
+                // A replay notes the device too: it did push.
+                try await connection.query(Self.touchDevice(tenant: identity.tenantID, user: identity.userID, device: deviceID))
                 let body = try previous.decode("response_body", as: PGBytes.self).bytes
                 return (.response(status: try previous.decode("response_status", as: Int.self), body: body, replayed: true), Tally())
             }
 
             let batch = PushBatch(
                 connection: connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batchID: request.batchId,
-                derivedRecordID: derivedID, firstVersion: counter + 1, context: context, isolatesRefusals: isolatingRefusals)
+                derivedRecordID: derivedID, firstVersion: counter + 1, context: context, isolatesRefusals: isolatingRefusals,
+                singleNode: defersDigests)
             try await batch.apply(plan, raw: request.changes)
             try await batch.recomputeDerivedStateIfNeeded()
-            // The closing statements go as one pipeline: the conflict log (on the slow path it
-            // runs alone, under a savepoint), the counter and the notice, the saved answer.
-            var closing: [PGQuery] = []
+            // The closing statements go as one pipeline with the COMMIT (and the writes still
+            // deferred before them, `PushBatch.writeLater`): the device's last push, the conflict log (on the slow path it runs alone, under a savepoint), the user's
+            // counter and digests and the notice, the saved answer.
+            var closing: [PGQuery] = [Self.touchDevice(tenant: identity.tenantID, user: identity.userID, device: deviceID)]
             if isolatingRefusals {
                 try await batch.logConflicts()
             } else if let log = batch.conflictLogQuery() {
@@ -192,15 +233,22 @@ public struct PushStore: Sendable {
                 let notice = ChangeNotice(
                     tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1,
                     deviceID: deviceID, collections: touched)
-                closing += [Self.saveCounter(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1), Self.notifyChange(notice)]
+                closing += [Self.closeUser(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1), Self.notifyChange(notice)]
             }
             let body = Array(batch.responseJSON(epoch: epochs.epoch).utf8)
             closing.append(Self.saveBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId, hash: requestHash, body: body))
-            _ = try await connection.pipeline(closing)
+            // The last round trip commits too (`PGConnection.pipeline(_:commit:)`).
+            _ = try await connection.pipeline(closing, commit: true)
             var tally = batch.tally
             tally.skippedSteps = batch.skippedSteps
             tally.isolatedRefusals = isolatingRefusals
             return (.response(status: 200, body: body, replayed: false), tally)
         }
     }
+}
+
+extension PGConnectionConfiguration {
+    /// Built for a Citus coordinator: its requests propagate their `SET LOCAL`s to the workers
+    /// (`ServerConfiguration.distributedRequestSessionSettings`).
+    fileprivate var isDistributed: Bool { sessionSettings["citus.propagate_set_commands"] != nil }
 }
