@@ -36,6 +36,41 @@ enum DerivedStateQueries {
         """
     }
 
+    /// Every stored month summary from `first` on, with the award it was written under: read
+    /// before the user's time zone, award and habits are known (`DerivedStateWriter`'s
+    /// prefetch), and narrowed in Swift as `storedMonths` narrows in SQL.
+    static func storedMonthsFrom(tenant: UUID, user: String, first: LocalDate) -> PGQuery {
+        """
+        SELECT month, complete_days, last_complete_date, has_break, leading_run, trailing_run, longest_run, daily_completion_xp
+        FROM derived_streak_months WHERE tenant_id = \(tenant) AND user_id = \(user) AND month >= \(first)
+        """
+    }
+
+    /// The latest exit runs (a few: the one `latestExitRun` picks is the latest that starts
+    /// by today in any time zone) and the latest exit day, for the prefetch.
+    static func latestExitRuns(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT r.first_day, r.last_day,
+               (SELECT max(last_day) FROM usage_exit_runs WHERE tenant_id = \(tenant) AND user_id = \(user)) AS latest
+        FROM (SELECT 1) one
+        LEFT JOIN LATERAL (SELECT first_day, last_day FROM usage_exit_runs WHERE tenant_id = \(tenant) AND user_id = \(user)
+                           ORDER BY first_day DESC LIMIT 3) r ON true
+        """
+    }
+
+    /// `progress` of every live habit from `first` through `last`, the habits found in SQL.
+    static func progressOfLiveHabits(tenant: UUID, user: String, first: LocalDate, last: LocalDate) -> PGQuery {
+        """
+        SELECT p.habit_id, p.date, p.progress_count, p.goal_count, p.skipped
+        FROM habits hb
+        CROSS JOIN LATERAL (
+            SELECT habit_id, date, progress_count, goal_count, skip_reason IS NOT NULL AS skipped FROM daily_progress
+            WHERE tenant_id = \(tenant) AND user_id = \(user) AND habit_id = hb.id AND date >= \(first) AND date <= \(last) AND deleted_at IS NULL
+            OFFSET 0) p
+        WHERE hb.tenant_id = \(tenant) AND hb.user_id = \(user) AND hb.deleted_at IS NULL
+        """
+    }
+
     /// Stored month summaries from `first` up to (not including) `end`, written under `award`.
     static func storedMonths(tenant: UUID, user: String, first: LocalDate, end: LocalDate, award: Int) -> PGQuery {
         """

@@ -25,6 +25,13 @@ struct DerivedStateWriter {
     /// case: the user's settings, habits and stored records; the month summaries and the
     /// latest exit run; the raw days and the ledger's awards; every write.
     func recompute(nextVersion: Int64) async throws -> Int64 {
+        try await recompute(nextVersion: nextVersion, deferringWrites: false).next
+    }
+
+    /// The same; with `deferringWrites`, the writes are returned instead of sent, for the
+    /// caller to send with statements of its own (a push's closing round trip): nothing reads
+    /// them before that.
+    func recompute(nextVersion: Int64, deferringWrites: Bool) async throws -> (next: Int64, writes: [PGQuery]) {
         var next = nextVersion
         var reads = [
             DerivedStateQueries.context(tenant: tenant, user: user), DerivedStateQueries.habits(tenant: tenant, user: user),
@@ -32,9 +39,14 @@ struct DerivedStateWriter {
             DerivedStateQueries.storedUsageStreak(tenant: tenant, user: user),
         ]
         if full { reads.append(DerivedStateQueries.ledgerSum(tenant: tenant, user: user)) }
+        // The incremental recompute also reads, in the same round trip, what it usually needs
+        // next before it knows the user's zone, award and habits (`Prefetch`).
+        let prefetch = full ? nil : Prefetch(now: now)
+        if let prefetch { reads += prefetch.queries(tenant: tenant, user: user) }
         let first = try await connection.pipeline(reads)
         guard first.count == reads.count else { throw PGError(kind: .client, message: "the recompute's first reads returned \(first.count) results") }
-        guard let settings = first[0].rows.first else { return next }
+        let prefetched = prefetch.map { _ in Array(first[(reads.count - 4)...]) }
+        guard let settings = first[0].rows.first else { return (next, []) }
         let zoneName = try settings.decode("time_zone", as: String.self)
         let timeZone = TimeZone(identifier: zoneName) ?? TimeZone.gmt
         let award = try settings.decode("daily_completion_xp", as: Int.self)
@@ -46,14 +58,19 @@ struct DerivedStateWriter {
         let window = StreakWindow(today: today, earliestStart: habits.map(\.startDate).min())
         let stored: [LocalDate: StreakSummary]
         let usage: UsageStreak
-        if full {
+        let builtIn = try settings.decodeIfPresent("exit_runs_zone", as: String.self)
+        var fromPrefetch: ([LocalDate: StreakSummary], UsageStreak)?
+        if let prefetch, let prefetched, builtIn == zoneName, prefetch.covers(window) {
+            fromPrefetch = try prefetch.monthsAndUsage(months: prefetched[0], runs: prefetched[1], window: window, award: award, today: today)
+        }
+        if let fromPrefetch {
+            (stored, usage) = fromPrefetch
+        } else if full {
             stored = [:]
             let (exitDays, latestExit) = try await recentExits(zone: zoneName, today: today)
             usage = UsageStreak.compute(exitDays: exitDays, today: today, latestExit: latestExit)
         } else {
-            (stored, usage) = try await storedMonthsAndUsage(
-                window, award: award, zone: zoneName,
-                builtIn: try settings.decodeIfPresent("exit_runs_zone", as: String.self), today: today)
+            (stored, usage) = try await storedMonthsAndUsage(window, award: award, zone: zoneName, builtIn: builtIn, today: today)
         }
         let dirty = window.closedMonths.filter { stored[$0] == nil }
 
@@ -70,11 +87,20 @@ struct DerivedStateWriter {
             : dirty.map { ($0, $0.firstOfNextMonth.adding(days: -1)) }
                 + (window.leadingDays.map { [(LocalDate(dayNumber: $0.lowerBound), LocalDate(dayNumber: $0.upperBound))] } ?? [])
                 + [(window.currentMonth, nil)]
-        var dayReads = [DerivedStateQueries.netAwards(tenant: tenant, user: user, in: awardRanges)]
-        if !rawRanges.isEmpty { dayReads.append(DerivedStateQueries.progress(tenant: tenant, user: user, habits: habits.map(\.id), in: rawRanges)) }
-        let days = try await connection.pipeline(dayReads)
-        guard days.count == dayReads.count else { throw PGError(kind: .client, message: "the recompute's day reads returned \(days.count) results") }
-        let records = days.count > 1 ? try days[1].rows.compactMap(Self.dayRecord) : []
+        let days: [PGResult]
+        let records: [DayRecord]
+        if let prefetch, let prefetched, prefetch.covers(awardRanges: awardRanges, rawRanges: rawRanges) {
+            // Read already: narrowed to the ranges here as the queries narrow them in SQL.
+            days = [prefetched[2]]
+            records = try prefetched[3].rows.compactMap(Self.dayRecord).filter { record in rawRanges.contains { $0.contains(record.date.dayNumber) } }
+        } else {
+            var dayReads = [DerivedStateQueries.netAwards(tenant: tenant, user: user, in: awardRanges)]
+            if !rawRanges.isEmpty { dayReads.append(DerivedStateQueries.progress(tenant: tenant, user: user, habits: habits.map(\.id), in: rawRanges)) }
+            days = try await connection.pipeline(dayReads)
+            guard days.count == dayReads.count else { throw PGError(kind: .client, message: "the recompute's day reads returned \(days.count) results") }
+            records = days.count > 1 ? try days[1].rows.compactMap(Self.dayRecord) : []
+        }
+        let inAwardRanges = { (date: LocalDate) in awardRanges.contains { date >= $0.first && ($0.last.map { date <= $0 } ?? true) } }
 
         let classifier = DayClassifier(habits: habits, records: records)
         var completeDays: Set<LocalDate> = []
@@ -97,7 +123,7 @@ struct DerivedStateWriter {
 
         var netAwards: [LocalDate: Int] = [:]
         for row in days[0].rows {
-            if let date = try row.decodeIfPresent("date", as: LocalDate.self) { netAwards[date] = try row.decode("amount", as: Int.self) }
+            if let date = try row.decodeIfPresent("date", as: LocalDate.self), inAwardRanges(date) { netAwards[date] = try row.decode("amount", as: Int.self) }
         }
         let corrections = DailyCompletionXP.corrections(completeDays: completeDays, netAwards: netAwards, setting: award)
             .filter { abs($0.amount) <= 100_000 }
@@ -116,8 +142,9 @@ struct DerivedStateWriter {
         if habits.isEmpty && ledgerSum == 0 && usage.lastActivityDate == nil {
             let others = try await connection.query(DerivedStateQueries.hasOtherInputs(tenant: tenant, user: user)).single()
             guard try others.decode("has_inputs", as: Bool.self) else {
+                if deferringWrites { return (next, writes) }
                 _ = try await connection.pipeline(writes)
-                return next
+                return (next, [])
             }
         }
         let streak = history.streak(today: today)
@@ -132,8 +159,9 @@ struct DerivedStateWriter {
             writes.append(item.write(next))
             next += 1
         }
+        if deferringWrites { return (next, writes) }
         _ = try await connection.pipeline(writes)
-        return next
+        return (next, [])
     }
 
     /// The stored month summaries the window can use, by month, and the usage streak from the

@@ -5,17 +5,66 @@ import LibPQClient
 /// Append-only collections (xpTransactions, usageEvents).
 extension PushBatch {
     /// The first write of an id is stored; the same again is unchanged; anything else is
-    /// `immutable_record`.
+    /// `immutable_record`. The stored rows of the ids and the inserts of those not stored go in
+    /// one round trip (the inserts skip a stored id by themselves); only when some id was stored
+    /// already is its content compared, in a second.
     func applyAppendOnly(_ table: SyncTable, _ changes: [PushChange]) async throws {
-        // A usage event is read through the registry (`SyncTableSQL.registeredTime`): an id it
-        // does not know, usually every one, costs one probe of the registry and none of the
-        // monthly partitions.
-        let existing = try await storedRows(table.collection, keys: changes.map(\.id))
-        let storedChanges = changes.filter { existing[$0.id.uuidString.lowercased()] != nil }
-        let same = try await storedAsSent(table, storedChanges.map { ($0, $0.id) })
         let (firstInBatch, contradicting) = PushPlan.firstOfEachID(changes)
         let contradictingIndices = Set(contradicting.map(\.index))
-        var toInsert: [PushChange] = []
+        // Every first write of an id is offered; versions of those found stored go unused (and
+        // are given back when none was inserted).
+        let firstVersion = nextVersion
+        var versions: [UUID: Int64] = [:]
+        let rows = changes.filter { firstInBatch[$0.id]?.index == $0.index && !contradictingIndices.contains($0.index) }.map { change -> SyncRow in
+            let version = allocateVersion()
+            versions[change.id] = version
+            return SyncRow(id: change.id, version: version, updatedAt: change.updatedAt, updatedBy: device, isDelete: false, values: change.record.map(table.values) ?? [])
+        }
+        // A usage event is looked for in the registry first (one unpartitioned index): only
+        // an id it knows, seldom any, is then read from the monthly partitions, in a round trip
+        // of its own. (A read of `usage_events` itself, with a generic plan, locks every
+        // partition and its indexes before it prunes them: 244 locks for five years of months.)
+        let isUsage = table.collection == .usageEvents
+        var queries = [
+            isUsage
+                ? SyncTableSQL.registered(tenant: tenant, user: user, ids: changes.map(\.id))
+                : SyncTableSQL.current(table.collection, tenant: tenant, user: user, keys: changes.map(\.id))
+        ]
+        var inserted: Set<UUID> = []
+        if rows.isEmpty {
+        } else if table.collection != .usageEvents {
+            queries.append(SyncTableSQL.appendOnly(table, tenant: tenant, user: user, rows: rows))
+        } else if readsOwnRegistrations {
+            // Registered and inserted in the same round trip: the insert takes the ids this
+            // transaction registered (Citus cannot send an `INSERT` inside a `WITH` to one worker).
+            queries += [
+                SyncTableSQL.registerUsageEvents(table, tenant: tenant, user: user, rows: rows),
+                SyncTableSQL.appendRegisteredHere(table, tenant: tenant, user: user, rows: rows),
+            ]
+        }
+        let read = try await connection.pipeline(queries)
+        guard read.count == queries.count else { throw PGError(kind: .client, message: "the append reads returned \(read.count) results") }
+        var existing: [String: StoredRow] = [:]
+        if !isUsage {
+            existing = try storedRows(read[0])
+        } else {
+            let known = try read[0].rows.map { try $0.decode("id", as: UUID.self) }
+            if !known.isEmpty { existing = try await storedRows(table.collection, keys: known) }
+        }
+        if read.count > 1, let last = read.last {
+            inserted = Set(try last.rows.map { try $0.decode("id", as: UUID.self) })
+        } else if table.collection == .usageEvents, !rows.isEmpty {
+            let register = SyncTableSQL.registerUsageEvents(table, tenant: tenant, user: user, rows: rows)
+            let registered = Set(try await connection.query(register).rows.map { try $0.decode("id", as: UUID.self) })
+            let newRows = rows.filter { registered.contains($0.id) }
+            if !newRows.isEmpty {
+                inserted = Set(
+                    try await connection.query(SyncTableSQL.appendRegistered(table, tenant: tenant, user: user, rows: newRows)).rows.map { try $0.decode("id", as: UUID.self) })
+            }
+        }
+        if inserted.isEmpty { nextVersion = firstVersion }
+        let storedChanges = changes.filter { existing[$0.id.uuidString.lowercased()] != nil }
+        let same = try await storedAsSent(table, storedChanges.map { ($0, $0.id) })
         for change in changes {
             if let row = existing[change.id.uuidString.lowercased()] {
                 if same.contains(change.index) {
@@ -28,32 +77,10 @@ extension PushBatch {
                 }
             } else if contradictingIndices.contains(change.index) {
                 reject(change.index, ChangeRejection(.immutableRecord, field: "record", "this batch already holds \(change.id.uuidString.lowercased()) with other content"))
-            } else if firstInBatch[change.id]?.index == change.index {
-                toInsert.append(change)
             }
         }
+        let toInsert = changes.filter { existing[$0.id.uuidString.lowercased()] == nil && firstInBatch[$0.id]?.index == $0.index && !contradictingIndices.contains($0.index) }
         guard !toInsert.isEmpty else { return }
-        var versions: [UUID: Int64] = [:]
-        let rows = toInsert.map { change -> SyncRow in
-            let version = allocateVersion()
-            versions[change.id] = version
-            return SyncRow(id: change.id, version: version, updatedAt: change.updatedAt, updatedBy: device, isDelete: false, values: change.record.map(table.values) ?? [])
-        }
-        let inserted: Set<UUID>
-        if table.collection == .usageEvents {
-            // Two statements: Citus cannot send an `INSERT` inside a `WITH` to one worker.
-            let register = SyncTableSQL.registerUsageEvents(table, tenant: tenant, user: user, rows: rows)
-            let registered = Set(try await connection.query(register).rows.map { try $0.decode("id", as: UUID.self) })
-            let newRows = rows.filter { registered.contains($0.id) }
-            inserted =
-                newRows.isEmpty
-                ? []
-                : Set(
-                    try await connection.query(SyncTableSQL.appendRegistered(table, tenant: tenant, user: user, rows: newRows))
-                        .rows.map { try $0.decode("id", as: UUID.self) })
-        } else {
-            inserted = Set(try await connection.query(SyncTableSQL.appendOnly(table, tenant: tenant, user: user, rows: rows)).rows.map { try $0.decode("id", as: UUID.self) })
-        }
         switch table.collection {
         case .xpTransactions:
             if !inserted.isEmpty { derivedInputsChanged = true }

@@ -74,6 +74,21 @@ extension PushBatch {
         """
     }
 
+    /// `writeProgressDays` for one day that is stored already: the same columns, by its key,
+    /// with scalar binds (no arrays to unnest, no insert attempted, no insert triggers).
+    static func updateProgressDay(tenant: UUID, user: String, _ days: ProgressDayWrites) -> PGQuery {
+        """
+        UPDATE daily_progress h SET habit_id = \(days.habitID[0]), date = \(days.date[0]), goal_count = \(days.goalCount[0]),
+            timestamps = \(days.timestamps[0])::timestamptz(3)[], difficulty = \(days.difficulty[0])::int2, skip_reason = \(days.skipReason[0]),
+            skip_note = \(days.skipNote[0]),
+            progress_count = CASE WHEN \(days.deleted[0]) THEN h.progress_count ELSE \(days.progressCount[0]) END,
+            count_set_value = \(days.setValue[0]), count_set_at = coalesce(\(days.setAt[0])::timestamptz, '-infinity'), count_set_by = \(days.setBy[0]),
+            updated_at = \(days.updatedAt[0]), updated_by = \(days.updatedBy[0]), server_version = \(days.version[0]), synced_at = now(),
+            deleted_at = CASE WHEN \(days.deleted[0]) THEN coalesce(h.deleted_at, now()) END
+        WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = \(days.id[0])
+        """
+    }
+
     /// Forgets the additions the days' sets now cover and keeps the new ones that count: two
     /// statements for one pipeline, the delete first.
     static func writeAdditions(
@@ -110,16 +125,20 @@ extension PushBatch {
         let additions: [(id: String, addition: ProgressCounter.Addition)]
     }
 
-    func readStoredDays(_ changes: [PushChange]) async throws -> [StoredDay] {
+    /// The stored days the changes name (by id, and by habit and date).
+    func storedDaysQuery(_ changes: [PushChange]) -> PGQuery {
         var natural: [(UUID, LocalDate)] = []
         for change in changes {
             if case .dailyProgress(let p)? = change.record { natural.append((p.habitId, p.date)) }
         }
-        let query = Self.storedProgressDays(
-            tenant: tenant, user: user, ids: changes.map(\.id), habits: natural.map(\.0),
-            dates: natural.map(\.1))
-        let standalone = ValidationContext.standalone(now: now)
-        return try await connection.query(query).rows.map { row in
+        return Self.storedProgressDays(tenant: tenant, user: user, ids: changes.map(\.id), habits: natural.map(\.0), dates: natural.map(\.1))
+    }
+
+    /// The stored days, as `storedDaysQuery` read them.
+    func storedDays(_ result: PGResult) throws -> [StoredDay] {
+        // The stored day is read under the push's own context (its zones are not needed here).
+        let standalone = context
+        return try result.rows.map { row in
             let change = try row.decode("change", as: String.self)
             var record: DailyProgressRecord?
             if case .object(let fields)? = try? JSONParser.parse(bytes: Array(change.utf8)), case .object(let stored)? = fields["record"] {
@@ -165,10 +184,19 @@ extension PushBatch {
         }
     }
 
-    /// Applies the batch's daily progress (changes whose habit is live).
-    func applyDailyProgress(_ changes: [PushChange]) async throws {
+    /// Applies the batch's daily progress: the upserts whose habit is live (the others are
+    /// rejected), and the deletes. The habits and the stored days are read in one round trip.
+    func applyDailyProgress(_ all: [PushChange]) async throws {
+        guard !all.isEmpty else { return }
+        let habits = Self.habitsReferenced(by: all)
+        var reads = [storedDaysQuery(all)]
+        if !habits.isEmpty { reads.append(Self.liveHabits(tenant: tenant, user: user, ids: habits)) }
+        let results = try await connection.pipeline(reads)
+        guard results.count == reads.count else { throw PGError(kind: .client, message: "the progress reads returned \(results.count) results") }
+        let live = habits.isEmpty ? [] : Set(try results[1].rows.map { try $0.decode("id", as: UUID.self) })
+        let changes = keepingLiveHabits(all, live: live)
         guard !changes.isEmpty else { return }
-        let stored = try await readStoredDays(changes)
+        let stored = try storedDays(results[0])
         var byID: [UUID: StoredDay] = [:]
         var byNaturalKey: [String: UUID] = [:]
         for day in stored {
@@ -232,11 +260,17 @@ extension PushBatch {
         }
 
         if !writes.id.isEmpty {
-            try await connection.query(Self.writeProgressDays(tenant: tenant, user: user, writes))
+            // One stored day (a completion on a day that has one, what phones send most): a
+            // plain update by its key; more days, or a new one, the one upsert for all.
+            if writes.id.count == 1, byID[writes.id[0]] != nil {
+                try await writeLater([Self.updateProgressDay(tenant: tenant, user: user, writes)])
+            } else {
+                try await writeLater([Self.writeProgressDays(tenant: tenant, user: user, writes)])
+            }
             derivedInputsChanged = true
         }
         if !covered.days.isEmpty || !added.days.isEmpty {
-            _ = try await connection.pipeline(Self.writeAdditions(tenant: tenant, user: user, covered: covered, added: added, device: device))
+            try await writeLater(Self.writeAdditions(tenant: tenant, user: user, covered: covered, added: added, device: device))
         }
         let losers = Set(outcomes.filter { $0.2 == .superseded }.map(\.1))
         let current = losers.isEmpty ? [:] : try await storedRows(.dailyProgress, keys: Array(losers))

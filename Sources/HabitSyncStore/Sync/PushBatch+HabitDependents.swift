@@ -49,19 +49,21 @@ extension PushBatch {
             """
     }
 
-    /// Keeps deletes and the progress upserts whose habit exists and is not deleted (after this
-    /// batch's habits); rejects the others with `unknown_reference`.
-    func withLiveHabits(_ changes: [PushChange]) async throws -> [PushChange] {
-        func habitID(_ change: PushChange) -> UUID? {
-            guard case .dailyProgress(let p)? = change.record else { return nil }
+    /// The habits the batch's progress upserts name, to be read with `liveHabits` (nil: none).
+    static func habitsReferenced(by changes: [PushChange]) -> [UUID] {
+        var seen = Set<UUID>()
+        return changes.compactMap { change -> UUID? in
+            guard case .dailyProgress(let p)? = change.record, seen.insert(p.habitId).inserted else { return nil }
             return p.habitId
         }
-        let referenced = Set(changes.compactMap(habitID))
-        guard !referenced.isEmpty else { return changes }
-        let live = Set(try await connection.query(Self.liveHabits(tenant: tenant, user: user, ids: Array(referenced))).rows.map { try $0.decode("id", as: UUID.self) })
-        return changes.filter { change in
-            guard let habit = habitID(change), !live.contains(habit) else { return true }
-            reject(change.index, ChangeRejection(.unknownReference, field: "habitId", "habitId \(habit.uuidString.lowercased()) names no habit of this user (or a deleted one)"))
+    }
+
+    /// Keeps deletes and the progress upserts whose habit is among `live` (those that exist and
+    /// are not deleted, after this batch's habits); rejects the others with `unknown_reference`.
+    func keepingLiveHabits(_ changes: [PushChange], live: Set<UUID>) -> [PushChange] {
+        changes.filter { change in
+            guard case .dailyProgress(let p)? = change.record, !live.contains(p.habitId) else { return true }
+            reject(change.index, ChangeRejection(.unknownReference, field: "habitId", "habitId \(p.habitId.uuidString.lowercased()) names no habit of this user (or a deleted one)"))
             return false
         }
     }

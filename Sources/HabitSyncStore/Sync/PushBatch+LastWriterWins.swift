@@ -88,8 +88,13 @@ extension PushBatch {
     }
 
     func storedRows(_ query: PGQuery) async throws -> [String: StoredRow] {
+        try storedRows(try await connection.query(query))
+    }
+
+    /// The rows of a `SyncTableSQL.current` result, by key.
+    func storedRows(_ result: PGResult) throws -> [String: StoredRow] {
         var rows: [String: StoredRow] = [:]
-        for row in try await connection.query(query).rows {
+        for row in result.rows {
             let stored = StoredRow(
                 id: try row.decode("id"), key: try row.decode("key"), updatedAt: try row.decode("updated_at"),
                 updatedBy: try row.decode("updated_by"), deleted: try row.decode("deleted"), serverVersion: try row.decode("server_version"),

@@ -20,6 +20,10 @@ final class PushBatch {
     /// collection's write runs under a savepoint, and a refused change is isolated by
     /// bisection and rejected, so the rest of the batch is still stored.
     let isolatesRefusals: Bool
+    /// One node (not Citus), on the fast path (no savepoints): a statement can find the rows an
+    /// earlier one of this transaction wrote by their `xmin`, so a usage event's registration
+    /// and insert go in one round trip (`SyncTableSQL.appendRegisteredHere`).
+    let readsOwnRegistrations: Bool
     var nextVersion: Int64
     var results: [ChangeResult?] = []
     var raw: [[String: JSONValue]] = []
@@ -38,8 +42,9 @@ final class PushBatch {
 
     init(
         connection: PGConnection, tenant: UUID, user: String, device: String, batchID: UUID, derivedRecordID: UUID, firstVersion: Int64,
-        context: ValidationContext, isolatesRefusals: Bool
+        context: ValidationContext, isolatesRefusals: Bool, singleNode: Bool = false
     ) {
+        self.readsOwnRegistrations = singleNode && !isolatesRefusals
         self.connection = connection
         self.tenant = tenant
         self.user = user
@@ -49,6 +54,18 @@ final class PushBatch {
         self.nextVersion = firstVersion
         self.context = context
         self.isolatesRefusals = isolatesRefusals
+    }
+
+    /// Writes whose results the push does not read: on the fast path they go with the next
+    /// statement, in its round trip (`PGConnection.deferStatements`; one that fails fails that
+    /// statement, and the push is applied again on the slow path); on the slow path, at once,
+    /// under the savepoint of their step.
+    func writeLater(_ queries: [PGQuery]) async throws {
+        if isolatesRefusals {
+            _ = try await connection.pipeline(queries)
+        } else {
+            try connection.deferStatements(queries)
+        }
     }
 
     func allocateVersion() -> Int64 {
@@ -76,7 +93,7 @@ final class PushBatch {
         case .reminders:
             try await applyFieldMerge(.reminders, changes)
         case .dailyProgress:
-            try await applyDailyProgress(try await withLiveHabits(changes))
+            try await applyDailyProgress(changes)
         case .focusSessions:
             let adjusted = try await settleRunningSessions(changes)
             try await applyLastWriterWins(
@@ -102,7 +119,9 @@ final class PushBatch {
         guard derivedInputsChanged else { return }
         let writer = DerivedStateWriter(connection: connection, tenant: tenant, user: user, derivedRecordID: derivedRecordID, now: now)
         try await skippingRefusal(of: "derived-state recompute") {
-            self.nextVersion = try await writer.recompute(nextVersion: self.nextVersion)
+            let (next, writes) = try await writer.recompute(nextVersion: self.nextVersion, deferringWrites: !self.isolatesRefusals)
+            self.nextVersion = next
+            try await self.writeLater(writes)
         }
     }
 

@@ -135,6 +135,14 @@ enum SyncTableSQL {
         """
     }
 
+    /// The ids the usage-event registry knows (stored, or archived), by one probe each.
+    static func registered(tenant: UUID, user: String, ids: [UUID]) -> PGQuery {
+        """
+        SELECT r.id FROM unnest(\(ids)::uuid[]) AS k(id)
+        CROSS JOIN LATERAL (SELECT id FROM usage_event_ids WHERE tenant_id = \(tenant) AND user_id = \(user) AND id = k.id OFFSET 0) r
+        """
+    }
+
     /// Second step: inserts the rows `registerUsageEvents` registered. Returns their ids.
     static func appendRegistered(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
         """
@@ -142,6 +150,22 @@ enum SyncTableSQL {
         INSERT INTO \(table.table) AS w (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
         SELECT owner.tenant_id, owner.user_id, i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, i.now
         FROM input i CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
+        RETURNING w.id
+        """
+    }
+
+    /// `registerUsageEvents` and `appendRegistered` in one round trip, for one node (not
+    /// Citus, whose workers have transaction ids of their own), outside any savepoint: inserts
+    /// the rows whose registry row this transaction wrote (`xmin`), i.e. those the registration
+    /// just before it in the same pipeline took. Returns their ids.
+    static func appendRegisteredHere(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
+        """
+        WITH input AS (\(input(table, rows)))
+        INSERT INTO \(table.table) AS w (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
+        SELECT owner.tenant_id, owner.user_id, i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, i.now
+        FROM input i CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
+        WHERE EXISTS (SELECT 1 FROM usage_event_ids r WHERE r.tenant_id = \(tenant) AND r.user_id = \(user) AND r.id = i.id
+                      AND r.xmin = pg_current_xact_id()::xid OFFSET 0)
         RETURNING w.id
         """
     }
