@@ -1,0 +1,56 @@
+import Foundation
+import HabitSyncAuth
+import HabitSyncDomain
+import HabitSyncStore
+import LibPQClient
+import SyncTestSupport
+import TestSupport
+import Testing
+
+/// What phones send most (issue 46): on app open a completion (`increment: 1` on today's
+/// progress of a habit) and two usage events. Counted, not timed: the round trips one such push
+/// makes to PostgreSQL, for a user whose habit is years old (its month summaries stored), and
+/// what each did.
+@Suite struct CheckInCostTests {
+    static func checkIn(habit: UUID, day: UUID, date: LocalDate, count: Int) -> [JSON] {
+        var progress = Wire.change("dailyProgress", day, at: WireTime.format(Date()), record: Wire.progress(habit: habit, date: date.description, count: count))
+        progress["increment"] = 1
+        return [
+            progress,
+            Wire.change("usageEvents", UUID(), at: WireTime.format(Date()), record: ["eventType": "deepen_pause", "timestamp": WireTime.format(Date()), "pauseDuration": 5, "timerDuration": 30]),
+            Wire.change(
+                "usageEvents", UUID(), at: WireTime.format(Date()),
+                record: ["eventType": "proceed_to_app", "timestamp": WireTime.format(Date()), "targetAppName": "Mail", "pauseDuration": 0, "timerDuration": 30]),
+        ]
+    }
+
+    @Test(.disabled(if: TestPostgres.onCitus, "Citus takes the two-step paths: its workers run their own transactions"))
+    func aCheckInOfAnEstablishedUserCostsFourRoundTrips() async throws {
+        let world = try await SyncWorld.make()
+        try await world.database.withPool(size: 1, role: "habitsync_app") { pool in
+            let store = PushStore(pool: pool, statementTimeout: .seconds(60))
+            let identity = VerifiedIdentity.trusted(tenantID: world.tenant, userID: "ada")
+            let habit = UUID(), day = UUID()
+            let today = LocalDate(Date(), in: TimeZone.gmt)
+            var record = Wire.habit()
+            record["startDate"] = "2020-01-01"
+            record["goalCount"] = 1
+            _ = try await StorePush.results([Wire.change("habits", habit, at: Wire.at(0), record: record)], through: store, as: identity)
+            // The day's first completion creates the day and the month summaries.
+            let first = try await StorePush.results(Self.checkIn(habit: habit, day: day, date: today, count: 1), through: store, as: identity, protocolVersion: 2)
+            #expect(first.allSatisfy { $0["status"] as? String == "applied" }, "\(first)")
+            let before = pool.roundTrips.count
+            let second = try await StorePush.results(Self.checkIn(habit: habit, day: day, date: today, count: 2), through: store, as: identity, protocolVersion: 2)
+            let trips = pool.roundTrips.count - before
+            #expect(second.allSatisfy { $0["status"] as? String == "applied" }, "\(second)")
+            // The prologue (BEGIN, settings, the erasure check, the lock, the replay lookup, the
+            // progress reads), the usage events (with the day's update deferred into them), the
+            // recompute's reads, and the closing statements with the COMMIT.
+            print("round trips of a check-in: \(trips)")
+            #expect(trips == 4)
+            #expect(try await world.count("daily_progress", where: "progress_count = 2") == 1)
+            #expect(try await world.count("usage_events") == 4)
+            #expect(try await world.count("users", where: "change_counter > 0 AND (record_digests -> 'dailyProgress' ->> 'count')::int = 1") == 1, "the digests followed")
+        }
+    }
+}
