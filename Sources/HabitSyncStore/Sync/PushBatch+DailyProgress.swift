@@ -125,13 +125,18 @@ extension PushBatch {
         let additions: [(id: String, addition: ProgressCounter.Addition)]
     }
 
-    /// The stored days the changes name (by id, and by habit and date).
-    func storedDaysQuery(_ changes: [PushChange]) -> PGQuery {
+    /// What `applyDailyProgress` reads first: the stored days the changes name (by id, and by
+    /// habit and date), and the live habits among those the upserts name (when any). Read with
+    /// the push's prologue when daily progress is the batch's first step (`prefetch`).
+    static func progressReads(_ changes: [PushChange], tenant: UUID, user: String) -> [PGQuery] {
         var natural: [(UUID, LocalDate)] = []
         for change in changes {
             if case .dailyProgress(let p)? = change.record { natural.append((p.habitId, p.date)) }
         }
-        return Self.storedProgressDays(tenant: tenant, user: user, ids: changes.map(\.id), habits: natural.map(\.0), dates: natural.map(\.1))
+        var reads = [storedProgressDays(tenant: tenant, user: user, ids: changes.map(\.id), habits: natural.map(\.0), dates: natural.map(\.1))]
+        let habits = habitsReferenced(by: changes)
+        if !habits.isEmpty { reads.append(liveHabits(tenant: tenant, user: user, ids: habits)) }
+        return reads
     }
 
     /// The stored days, as `storedDaysQuery` read them.
@@ -186,14 +191,17 @@ extension PushBatch {
 
     /// Applies the batch's daily progress: the upserts whose habit is live (the others are
     /// rejected), and the deletes. The habits and the stored days are read in one round trip.
-    func applyDailyProgress(_ all: [PushChange]) async throws {
+    func applyDailyProgress(_ all: [PushChange], prefetched: [PGResult]? = nil) async throws {
         guard !all.isEmpty else { return }
-        let habits = Self.habitsReferenced(by: all)
-        var reads = [storedDaysQuery(all)]
-        if !habits.isEmpty { reads.append(Self.liveHabits(tenant: tenant, user: user, ids: habits)) }
-        let results = try await connection.pipeline(reads)
+        let reads = Self.progressReads(all, tenant: tenant, user: user)
+        let results: [PGResult]
+        if let prefetched, prefetched.count == reads.count {
+            results = prefetched
+        } else {
+            results = try await connection.pipeline(reads)
+        }
         guard results.count == reads.count else { throw PGError(kind: .client, message: "the progress reads returned \(results.count) results") }
-        let live = habits.isEmpty ? [] : Set(try results[1].rows.map { try $0.decode("id", as: UUID.self) })
+        let live = reads.count == 1 ? [] : Set(try results[1].rows.map { try $0.decode("id", as: UUID.self) })
         let changes = keepingLiveHabits(all, live: live)
         guard !changes.isEmpty else { return }
         let stored = try storedDays(results[0])

@@ -75,13 +75,27 @@ final class PushBatch {
 
     // MARK: - Driving
 
-    func apply(_ plan: PushPlan, raw changes: [[String: JSONValue]]) async throws {
+    /// Reads the plan's first step makes before it writes anything, which the push can send
+    /// in its prologue's round trip (they see only what was stored before the batch, which is
+    /// what the first step reads anyway): daily progress only, the step of a check-in.
+    static func prefetch(_ plan: PushPlan, tenant: UUID, user: String) -> [PGQuery] {
+        guard let first = plan.steps.first, first.collection == .dailyProgress else { return [] }
+        return progressReads(first.changes, tenant: tenant, user: user)
+    }
+
+    /// `prefetched`: the results of `prefetch(plan)`, read in the prologue (none on the slow
+    /// path, whose steps run under savepoints).
+    func apply(_ plan: PushPlan, raw changes: [[String: JSONValue]], prefetched: [PGResult] = []) async throws {
         raw = changes
         results = Array(repeating: nil, count: changes.count)
         accepted = plan.accepted
         for (index, rejection) in plan.rejected { reject(index, rejection) }
-        for (collection, changes) in plan.steps {
-            try await isolatingRefusals(changes) { changes in try await self.apply(collection, changes) }
+        for (position, step) in plan.steps.enumerated() {
+            if position == 0, step.collection == .dailyProgress, !prefetched.isEmpty, !isolatesRefusals {
+                try await applyDailyProgress(step.changes, prefetched: prefetched)
+                continue
+            }
+            try await isolatingRefusals(step.changes) { changes in try await self.apply(step.collection, changes) }
         }
     }
 

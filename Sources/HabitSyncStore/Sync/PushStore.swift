@@ -106,11 +106,14 @@ public struct PushStore: Sendable {
         }
     }
 
-    /// `lockLiveUser`, and the stored answer to this batch if it was seen before (after the
-    /// lock, so a retry racing its first attempt sees its answer), as one round trip.
-    static func lockLiveUserFindingBatch(_ connection: PGConnection, tenant: UUID, user: String, device: String, batch: UUID) async throws -> (user: PGRow, previous: PGRow?) {
-        let (row, more) = try await lockLiveUser(connection, tenant: tenant, user: user, then: [findBatch(tenant: tenant, user: user, device: device, batch: batch)])
-        return (row, more.first?.rows.first)
+    /// `lockLiveUser`, the stored answer to this batch if it was seen before (after the lock,
+    /// so a retry racing its first attempt sees its answer), and the batch's `prefetch` reads,
+    /// as one round trip.
+    static func lockLiveUserFindingBatch(
+        _ connection: PGConnection, tenant: UUID, user: String, device: String, batch: UUID, prefetch: [PGQuery] = []
+    ) async throws -> (user: PGRow, previous: PGRow?, prefetched: [PGResult]) {
+        let (row, more) = try await lockLiveUser(connection, tenant: tenant, user: user, then: [findBatch(tenant: tenant, user: user, device: device, batch: batch)] + prefetch)
+        return (row, more.first?.rows.first, Array(more.dropFirst()))
     }
 
     static func findBatch(tenant: UUID, user: String, device: String, batch: UUID) -> PGQuery {
@@ -196,8 +199,9 @@ public struct PushStore: Sendable {
         let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID) + (defersDigests ? [Self.deferDigests] : [])
         return try await pool.withTransaction(statementTimeout: statementTimeout, localSettings: scope) { connection in
             // One round trip (with BEGIN and the settings): the user's lock and the replay lookup.
-            let (user, previous) = try await Self.lockLiveUserFindingBatch(
-                connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId)
+            let (user, previous, prefetched) = try await Self.lockLiveUserFindingBatch(
+                connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId,
+                prefetch: isolatingRefusals ? [] : PushBatch.prefetch(plan, tenant: identity.tenantID, user: identity.userID))
             let counter = try user.decode("change_counter", as: Int64.self)
             let derivedID = try user.decode("derived_record_id", as: UUID.self)
             let epochs = try SyncEpochRefusal.serverState(user)
@@ -217,7 +221,7 @@ public struct PushStore: Sendable {
                 connection: connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batchID: request.batchId,
                 derivedRecordID: derivedID, firstVersion: counter + 1, context: context, isolatesRefusals: isolatingRefusals,
                 singleNode: defersDigests)
-            try await batch.apply(plan, raw: request.changes)
+            try await batch.apply(plan, raw: request.changes, prefetched: prefetched)
             try await batch.recomputeDerivedStateIfNeeded()
             // The closing statements go as one pipeline with the COMMIT (and the writes still
             // deferred before them, `PushBatch.writeLater`): the device's last push, the conflict log (on the slow path it runs alone, under a savepoint), the user's
