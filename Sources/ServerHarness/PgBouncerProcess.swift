@@ -61,7 +61,7 @@ public final class PgBouncerProcess: Sendable {
         let version = try await onOwnThread { try Self.version(of: binary) }
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-pgbouncer-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let port = try freePort()
+        let port = try freeLoopbackPort()
         let config = """
             [databases]
             * = host=127.0.0.1 port=\(postgresPort)
@@ -134,20 +134,5 @@ public final class PgBouncerProcess: Sendable {
     public func stop() {
         kill(process.processIdentifier, SIGKILL)
         try? FileManager.default.removeItem(at: directory)
-    }
-
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-        }
-        guard bound else { throw HarnessError("no free port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
