@@ -145,12 +145,16 @@ public struct PushStore: Sendable {
     /// A push's one write of the user's row, last: the counter, the time it was seen, and the
     /// digest deltas its own statements' triggers set aside (`habitsync.defer_digests`,
     /// migration 0034).
-    static func closeUser(tenant: UUID, user: String, counter: Int64) -> PGQuery {
-        """
-        UPDATE users SET change_counter = greatest(change_counter, \(counter)), last_seen_at = now(),
-            record_digests = habitsync_add_digests(record_digests, nullif(current_setting('habitsync.pending_digests', true), '')::jsonb)
-        WHERE tenant_id = \(tenant) AND user_id = \(user)
-        """
+    static func closeUser(tenant: UUID, user: String, counter: Int64, digestsDeferred: Bool) -> PGQuery {
+        guard digestsDeferred else {
+            // On Citus the triggers wrote the digests themselves (on the worker).
+            return "UPDATE users SET change_counter = greatest(change_counter, \(counter)), last_seen_at = now() WHERE tenant_id = \(tenant) AND user_id = \(user)"
+        }
+        return """
+            UPDATE users SET change_counter = greatest(change_counter, \(counter)), last_seen_at = now(),
+                record_digests = habitsync_add_digests(record_digests, nullif(current_setting('habitsync.pending_digests', true), '')::jsonb)
+            WHERE tenant_id = \(tenant) AND user_id = \(user)
+            """
     }
 
     /// For a push's transaction, where not on Citus: the digest triggers set their deltas
@@ -232,12 +236,14 @@ public struct PushStore: Sendable {
             } else if let log = batch.conflictLogQuery() {
                 closing.append(log)
             }
+            // The user's row, every push (the time it was seen); the notice when versions moved.
+            closing.append(Self.closeUser(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1, digestsDeferred: defersDigests))
             if batch.nextVersion - 1 > counter {
                 let touched = batch.tally.counts.filter { ($0.value["applied"] ?? 0) > 0 }.keys.sorted()
                 let notice = ChangeNotice(
                     tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1,
                     deviceID: deviceID, collections: touched)
-                closing += [Self.closeUser(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1), Self.notifyChange(notice)]
+                closing.append(Self.notifyChange(notice))
             }
             let body = Array(batch.responseJSON(epoch: epochs.epoch).utf8)
             closing.append(Self.saveBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId, hash: requestHash, body: body))
