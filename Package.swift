@@ -156,7 +156,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            resources: [.copy("Resources/openapi.yaml")],
+            resources: [.embedInCode("Resources/openapi.yaml")],
             swiftSettings: strictSettings
         ),
         // The command line: parse arguments, resolve configuration, call the layers.

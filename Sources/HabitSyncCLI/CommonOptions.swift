@@ -19,14 +19,14 @@ struct CommonOptions: ParsableArguments {
     @Option(
         name: .customLong("data-dir"),
         help: ArgumentHelp(
-            "Folder of the embedded database, used when no database URL is set. Env: HABITSYNC_DATA_DIR. Default: .habitsync in the checkout the binary was built in, else ./.habitsync",
+            "Folder of the embedded database, used when no database URL is set. Env: HABITSYNC_DATA_DIR. Default: .habitsync in the checkout the binary was built in, else ./.habitsync. PostgreSQL's server binaries for it: HABITSYNC_PG_BINDIR, else the newest /usr/lib/postgresql/*/bin, else $PATH.",
             valueName: "path"))
     var dataDirectory: String?
 
     @Option(
         name: .customLong("migrations-dir"),
         help: ArgumentHelp(
-            "Folder of the SQL migrations. Env: HABITSYNC_MIGRATIONS_DIR. Default: the migrations folder shipped beside the binary, else ./migrations.",
+            "Folder of the SQL migrations, for development. Env: HABITSYNC_MIGRATIONS_DIR. Default: the migrations compiled into the binary.",
             valueName: "path"))
     var migrationsDirectory: String?
 
@@ -61,10 +61,12 @@ struct CommonOptions: ParsableArguments {
         return logger
     }
 
+    /// `--migrations-dir` (or the environment) for development; else the migrations compiled
+    /// into the binary.
     func migrationDirectory() throws -> MigrationDirectory {
         let explicit = migrationsDirectory ?? ConfigurationValue.environment["HABITSYNC_MIGRATIONS_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-        let url = explicit.map { URL(fileURLWithPath: $0) } ?? MigrationDirectory.defaultLocation()
-        return try MigrationDirectory(url: url)
+        guard let explicit else { return try MigrationDirectory.bundled() }
+        return try MigrationDirectory(url: URL(fileURLWithPath: explicit))
     }
 
     func migrationOptions() throws -> MigrationRunner.Options {

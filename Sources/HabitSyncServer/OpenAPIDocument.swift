@@ -2,15 +2,17 @@ import Foundation
 import Hummingbird
 import NIOCore
 
-/// `GET /openapi.yaml`: the API's contract, shipped with the binary as a resource.
+/// `GET /openapi.yaml`: the API's contract, compiled into the binary (SwiftPM's
+/// `embedInCode`): an installed binary needs nothing beside it. (As a bundle resource it was
+/// looked for beside the binary, and `Bundle.module` trapped where it was not: one
+/// unauthenticated request ended an installed server.)
 enum OpenAPIDocument {
     /// The document's bytes (`Resources/openapi.yaml`).
-    static let bytes: [UInt8]? = Bundle.module.url(forResource: "openapi", withExtension: "yaml").flatMap { FileManager.default.contents(atPath: $0.path) }.map(Array.init)
+    static let bytes: [UInt8] = PackageResources.openapi_yaml
 
     static func addRoute(to router: Router<some RequestContext>) {
         router.get("openapi.yaml") { _, _ -> Response in
-            guard let bytes else { throw APIError(.notFound, "the OpenAPI document is not installed beside the binary") }
-            return Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
     }
 }

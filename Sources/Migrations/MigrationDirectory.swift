@@ -1,15 +1,39 @@
 import Foundation
 
-/// The migration files of one folder, in version order.
+/// The migration files of one folder, or those compiled into the binary, in version order.
 public struct MigrationDirectory: Sendable {
-    public let url: URL
+    /// The folder; nil for the migrations compiled into the binary (`bundled`).
+    public let url: URL?
     public let files: [MigrationFile]
 
     /// The highest version this binary knows.
     public var headVersion: Int { files.last?.version ?? 0 }
 
-    public init(url: URL) throws(MigrationError) {
+    /// Where they come from, for messages.
+    public var source: String { url.map { "the migrations folder \($0.path)" } ?? "the migrations compiled into this binary" }
+
+    /// The migrations of `migrations/` as this binary was built (scripts/bundle-migrations):
+    /// what `migrate`, `serve` and every command use unless `--migrations-dir` names a
+    /// folder, so an installed binary needs nothing beside it.
+    public static func bundled() throws(MigrationError) -> MigrationDirectory {
+        var files: [MigrationFile] = []
+        for (name, base64) in BundledMigrations.files {
+            guard let data = Data(base64Encoded: base64) else { throw MigrationError(.directoryUnreadable, "the compiled-in \(name) is not base64") }
+            files.append(try MigrationFile(fileName: name, contents: data))
+        }
+        return try MigrationDirectory(url: nil, files: files)
+    }
+
+    private init(url: URL?, files unsorted: [MigrationFile]) throws(MigrationError) {
+        let files = unsorted.sorted { $0.version < $1.version }
+        for (previous, next) in zip(files, files.dropFirst()) where previous.version == next.version {
+            throw MigrationError(.duplicateVersion, "\(previous.fileName) and \(next.fileName) share version \(next.version)")
+        }
         self.url = url
+        self.files = files
+    }
+
+    public init(url: URL) throws(MigrationError) {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: url.path)
@@ -23,29 +47,6 @@ public struct MigrationDirectory: Sendable {
             }
             files.append(try MigrationFile(fileName: name, contents: data))
         }
-        files.sort { $0.version < $1.version }
-        for (previous, next) in zip(files, files.dropFirst()) where previous.version == next.version {
-            throw MigrationError(.duplicateVersion, "\(previous.fileName) and \(next.fileName) share version \(next.version)")
-        }
-        self.files = files
-    }
-
-    /// Where the binary looks when `--migrations-dir` is not given: the folder shipped beside
-    /// the executable (the container image and release archives), then `../share/habitsync-server/migrations`,
-    /// then `./migrations` (a source checkout).
-    public static func defaultLocation(executable: URL = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath()) -> URL {
-        let binDir = executable.deletingLastPathComponent()
-        let candidates = [
-            binDir.appendingPathComponent("migrations"),
-            binDir.deletingLastPathComponent().appendingPathComponent("share/habitsync-server/migrations"),
-            URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("migrations"),
-        ]
-        var isDirectory: ObjCBool = false
-        for candidate in candidates where FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory) && isDirectory.boolValue {
-            return candidate
-        }
-        // The last candidate (./migrations) is the default when none exists; the caller's
-        // error names it.
-        return candidates[candidates.count - 1]
+        try self.init(url: url, files: files)
     }
 }
