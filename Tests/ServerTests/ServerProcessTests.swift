@@ -136,11 +136,16 @@ import Testing
         try process.run()
         await process.exited()
         let help = output.text()
-        for variable in [
-            "DATABASE_URL", "HABITSYNC_HOST", "HABITSYNC_PORT", "HABITSYNC_MIGRATE", "HABITSYNC_POOL_SIZE",
-            "HABITSYNC_STATEMENT_TIMEOUT", "HABITSYNC_DRAIN_TIMEOUT", "HABITSYNC_DATA_DIR", "HABITSYNC_MIGRATIONS_DIR",
-            "HABITSYNC_LOG_LEVEL", "HABITSYNC_LOG_FORMAT",
-        ] {
+        // Every variable of the README's configuration table (HABITSYNC_PG_BINDIR was left out
+        // before: issue 45).
+        let readme = try String(contentsOf: TestPostgres.migrationsDirectory.deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+        let variables = readme.split(separator: "\n").filter { $0.hasPrefix("| ") }.compactMap { row -> String? in
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 2, cells[1].hasPrefix("`HABITSYNC_") || cells[1] == "`DATABASE_URL`" else { return nil }
+            return cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+        }
+        #expect(variables.count >= 30 && variables.contains("HABITSYNC_PG_BINDIR"), "\(variables)")
+        for variable in variables {
             #expect(help.contains(variable), "--help does not mention \(variable)")
         }
     }
