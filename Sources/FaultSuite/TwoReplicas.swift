@@ -157,7 +157,7 @@ enum TwoReplicas {
     /// (habit, day) under different ids), usage events, and perhaps a habit's deletion.
     static func batch(habits: [UUID], edits: [Int], progress: Int, events: Int, deleting: Int?, at time: () -> Date) -> Data {
         var changes: [[String: Any]] = []
-        for (n, habit) in edits.enumerated() {
+        for habit in edits {
             changes.append([
                 "collection": "habits", "op": "upsert", "id": habits[habit].uuidString, "updatedAt": WireTime.format(time()),
                 "record": [
@@ -166,7 +166,7 @@ enum TwoReplicas {
                 ],
             ])
         }
-        for n in 0..<progress {
+        for _ in 0..<progress {
             let habit = habits[Int.random(in: 0..<(habits.count - 1))]  // the last habit may be deleted
             changes.append([
                 "collection": "dailyProgress", "op": "upsert", "id": UUID().uuidString, "updatedAt": WireTime.format(time()),

@@ -24,15 +24,17 @@ enum HostileMemory {
         let huge = Data(
             #"{"batchId":"\#(UUID().uuidString)","changes":[{"collection":"habits","op":"upsert","id":"\#(UUID().uuidString)","updatedAt":"2026-11-20T08:15:30Z","record":{"name":[\#(zeros)]}}]}"#.utf8
         )
-        for (status, count) in try await concurrently(environment, concurrency, user: "memory-huge") { _ in huge } { result.statuses["huge \(status)", default: 0] += count }
+        let hugeStatuses = try await concurrently(environment, concurrency, user: "memory-huge") { _ in huge }
+        for (status, count) in hugeStatuses { result.statuses["huge \(status)", default: 0] += count }
         result.afterHugeTreesPeakMiB = environment.server.peakRSSMiB()
 
         // 1000 valid habits whose descriptions are 1,950 four-byte characters: just under the
         // body limit. Each device retries a 503 until its batch is stored.
         let description = String(repeating: "🏃", count: min(1950, max(1, bodyBytes / 4300)))
-        for (status, count) in try await concurrently(environment, concurrency, user: "memory-valid", retryingBusy: true) { _ in
+        let validStatuses = try await concurrently(environment, concurrency, user: "memory-valid", retryingBusy: true) { _ in
             body((0..<1000).map { change($0, description: description) })
-        } { result.statuses["valid \(status)", default: 0] += count }
+        }
+        for (status, count) in validStatuses { result.statuses["valid \(status)", default: 0] += count }
         result.afterLargeValidBatchesPeakMiB = environment.server.peakRSSMiB()
         return result
     }

@@ -191,6 +191,7 @@ public final class PGPool: Service, Sendable {
     /// A pool for the duration of `body` (a command, a test): closed and its threads stopped
     /// afterwards, whether `body` returns or throws. Long-running servers run the pool as a
     /// service instead.
+    @discardableResult
     public static func withPool<Result>(
         _ configuration: Configuration, logger: Logger, _ body: (PGPool) async throws -> Result
     ) async throws -> Result {

@@ -138,6 +138,7 @@ public actor TestPostgres {
     }
 
     /// Runs `body` on a connection to the server's admin database (terminate backends, …).
+    @discardableResult
     public func withAdminConnection<T: Sendable>(_ body: @Sendable (PGConnection) async throws -> T) async throws -> T {
         try await Self.admin(try await startedServer(), body)
     }
@@ -261,10 +262,12 @@ public actor TestPostgres {
         return try await PgBouncerProcess.start(postgresPort: running.port, user: running.superuser, password: running.password, poolSize: poolSize)
     }
 
+    @discardableResult
     static func admin<T: Sendable>(_ server: Server, _ body: (PGConnection) async throws -> T) async throws -> T {
         try await admin(server.admin, body)
     }
 
+    @discardableResult
     static func admin<T: Sendable>(_ connectionString: String, _ body: (PGConnection) async throws -> T) async throws -> T {
         try await PGPool.withPool(.init(connection: .init(connectionString: connectionString), maximumConnections: 1), logger: logger) { pool in
             try await pool.withConnection(body)
@@ -291,6 +294,7 @@ public struct TestDatabase: Sendable {
     }
 
     /// Runs `body` with a pool that is closed afterwards.
+    @discardableResult
     public func withPool<T: Sendable>(size: Int = 4, role: String? = nil, _ body: (PGPool) async throws -> T) async throws -> T {
         try await PGPool.withPool(.init(connection: connection(role: role), maximumConnections: size), logger: TestPostgres.logger, body)
     }
