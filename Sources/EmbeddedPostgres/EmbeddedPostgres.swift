@@ -48,13 +48,23 @@ public final class EmbeddedPostgres: Sendable {
         self.logger = logger
     }
 
-    /// A running cluster: how to connect, and whether this process started it (and so stops it).
+    /// A running cluster: how to connect, and whether this process keeps it (started it, or
+    /// adopted it from a process that is gone) and so stops it when it is done.
     public struct Running: Sendable {
         public let connectionString: String
         public let port: Int
         public let startedHere: Bool
         public let superuser: String
         public let password: String
+        /// What this process found: `.started`, `.adopted` (left running by a process that is
+        /// gone), or `.attached` to one another live process keeps.
+        public let how: HowFound
+
+        public enum HowFound: Sendable, Equatable {
+            case started
+            case adopted
+            case attached(keeper: ClusterKeeper)
+        }
 
         /// The same server and credentials, another database.
         public func connectionString(database: String) -> String {
@@ -72,19 +82,28 @@ public final class EmbeddedPostgres: Sendable {
         }
         let password = try String(contentsOf: passwordFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         if let port = runningPort() {
-            logger.info("attaching to the embedded PostgreSQL that is already running", metadata: ["port": "\(port)"])
+            let how: Running.HowFound
+            if let keeper = ClusterKeeper.recorded(in: configuration.directory), keeper.isAlive, keeper != ClusterKeeper.current {
+                how = .attached(keeper: keeper)
+            } else {
+                // Its keeper is gone (killed, crashed): this process takes its place, and stops
+                // it when it is done unless others still use it (`release`).
+                try ClusterKeeper.current?.record(in: configuration.directory)
+                how = .adopted
+            }
             return Running(
-                connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: false, superuser: configuration.superuser,
-                password: password)
+                connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: how == .adopted,
+                superuser: configuration.superuser, password: password, how: how)
         }
         let port = try requestedPort ?? Self.freeLoopbackPort()
         try writeServerSettings(port: port)
         logger.info("starting the embedded PostgreSQL", metadata: ["directory": "\(configuration.directory.path)", "port": "\(port)"])
         try run(binaries.path("pg_ctl"), ["-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "120", "start"], asClusterOwner: true)
+        try ClusterKeeper.current?.record(in: configuration.directory)
         try ensureDatabase(port: port, password: password)
         return Running(
             connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: true, superuser: configuration.superuser,
-            password: password)
+            password: password, how: .started)
     }
 
     public enum StopMode: String, Sendable {
@@ -94,15 +113,41 @@ public final class EmbeddedPostgres: Sendable {
         case immediate
     }
 
-    /// Stops the cluster.
+    /// Stops the cluster, whoever keeps it.
     public func stop(mode: StopMode = .fast) {
         guard runningPort() != nil else { return }
         do {
             try run(binaries.path("pg_ctl"), ["-D", dataDirectory.path, "-m", mode.rawValue, "-w", "-t", "60", "stop"], asClusterOwner: true)
+            ClusterKeeper.clear(in: configuration.directory)
             logger.info("stopped the embedded PostgreSQL")
         } catch {
             logger.warning("could not stop the embedded PostgreSQL", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// What a process that used the cluster does when it is done: stops it if this process
+    /// keeps it, or its keeper is gone; a cluster another live process keeps is left to it.
+    public func release() {
+        guard runningPort() != nil else { return }
+        if case .keptBy = use() { return }
+        stop()
+    }
+
+    /// Who uses a running cluster.
+    public enum Use: Sendable, Equatable {
+        /// Another live process keeps it (started or adopted it), and stops it when it ends.
+        case keptBy(ClusterKeeper)
+        /// Nobody else: this process keeps it, or it was left running by a process that is
+        /// gone. Anyone may stop it.
+        case orphaned
+    }
+
+    /// Who uses the cluster, besides this process.
+    public func use() -> Use {
+        if let keeper = ClusterKeeper.recorded(in: configuration.directory), keeper.isAlive, keeper != ClusterKeeper.current {
+            return .keptBy(keeper)
+        }
+        return .orphaned
     }
 
     /// The port of the cluster's running postmaster, if one runs (from `postmaster.pid`).
@@ -149,16 +194,34 @@ public final class EmbeddedPostgres: Sendable {
         return names.sorted().map { root.appendingPathComponent($0) }.filter(isCluster)
     }
 
-    /// Deletes a stopped cluster's folder. Refuses a folder that is not a cluster (so a
-    /// mistyped path deletes nothing) and a cluster that runs.
-    public static func remove(_ directory: URL) throws {
-        guard isCluster(directory) else {
+    /// Deletes the cluster's folder; one left running by a process that is gone is stopped
+    /// first. Refuses a folder that is not a cluster (so a mistyped path deletes nothing) and
+    /// a cluster in use. Returns whether it stopped the cluster.
+    @discardableResult
+    public func remove() throws -> Bool {
+        let directory = configuration.directory
+        guard Self.isCluster(directory) else {
             throw EmbeddedPostgresError("\(directory.path) is not an embedded habitsync database (no data/PG_VERSION and superuser.password); nothing was removed")
         }
-        if let port = runningPort(ofCluster: directory) {
-            throw EmbeddedPostgresError("the embedded database at \(directory.path) is running (port \(port)); stop the server that uses it first; nothing was removed")
+        var stopped = false
+        if let port = runningPort() {
+            try refuseWhileInUse(port: port, doing: "nothing was removed")
+            stop()
+            guard runningPort() == nil else { throw EmbeddedPostgresError("could not stop the embedded database at \(directory.path) (see its postgres.log); nothing was removed") }
+            stopped = true
         }
         try FileManager.default.removeItem(at: directory)
+        return stopped
+    }
+
+    /// Throws, naming who uses it and `outcome`, unless the cluster running on `port` is
+    /// orphaned.
+    public func refuseWhileInUse(port: Int, doing outcome: String) throws {
+        if case .keptBy(let keeper) = use() {
+            throw EmbeddedPostgresError(
+                "the embedded database at \(configuration.directory.path) is running (port \(port)) for process \(keeper.pid), which stops it when it ends; stop that process first (or `embedded stop --force`); \(outcome)"
+            )
+        }
     }
 
     // MARK: - Setup

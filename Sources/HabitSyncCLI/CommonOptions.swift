@@ -116,7 +116,19 @@ struct CommonOptions: ParsableArguments {
         let embedded = try EmbeddedPostgres(configuration: .init(directory: root), logger: logger)
         if creating { try? EmbeddedPostgres.recordRequestedDirectory(requested, of: root) }
         let running = try embedded.start()
-        return DatabaseLocation(connectionString: running.connectionString, embedded: running.startedHere ? embedded : nil)
+        switch running.how {
+        case .started:
+            break
+        case .adopted:
+            logger.notice(
+                "the embedded PostgreSQL was left running by a process that is gone; this one stops it when it is done",
+                metadata: ["directory": "\(root.path)", "port": "\(running.port)"])
+        case .attached(let keeper):
+            logger.notice(
+                "attached to the embedded PostgreSQL another process started; it keeps running until that process ends (`habitsync-server embedded stop --force` stops it sooner)",
+                metadata: ["directory": "\(root.path)", "port": "\(running.port)", "keeper_pid": "\(keeper.pid)"])
+        }
+        return DatabaseLocation(connectionString: running.connectionString, embedded: embedded)
     }
 }
 
@@ -153,7 +165,9 @@ struct DatabaseLocation {
     let connectionString: String
     let embedded: EmbeddedPostgres?
 
-    func close() { embedded?.stop() }
+    /// Stops the embedded database when this process keeps it (or its keeper is gone) and
+    /// nobody else is connected; the last process to leave stops it.
+    func close() { embedded?.release() }
 }
 
 /// swift-log's bootstrap may run once per process; tests run several commands in one.
