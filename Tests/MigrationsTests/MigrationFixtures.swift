@@ -3,14 +3,16 @@ import LibPQClient
 import Migrations
 import TestSupport
 
-/// A migrations folder written by a test.
-struct MigrationFolder {
+/// A migrations folder written by a test, removed with the last reference to it.
+final class MigrationFolder: Sendable {
     let url: URL
 
     init(_ files: [String: String]) throws {
         url = try makeTemporaryDirectory("habitsync-migrations")
         for (name, sql) in files { try write(name, sql) }
     }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
 
     /// The repository's real migrations, plus extra files.
     static func real(adding extra: [String: String] = [:]) throws -> MigrationFolder {

@@ -365,6 +365,7 @@ import Testing
         let (otherTenant, otherKey) = try await world.addTenant("globex")
         let env = ["DATABASE_URL": world.database.connectionString]
         let directory = try makeTemporaryDirectory("habitsync-export")
+        defer { try? FileManager.default.removeItem(at: directory) }
         try await world.serve { server in
             let bob = try await world.client(server, user: "bob")
             try await AccountFixture.fill(bob, eventDays: 3, now: Date())

@@ -213,6 +213,7 @@ import Testing
         }
 
         let restored = try await TestPostgres.shared.restore(backup)
+        try? FileManager.default.removeItem(at: backup.file.deletingLastPathComponent())
         let rotation = try await HabitSyncBinary.run(["epoch", "rotate"], environment: ["DATABASE_URL": restored.connectionString])
         #expect(rotation.status == 0 && rotation.stdout.contains("1 users"), "\(rotation.stdout) \(rotation.stderr)")
         let after = SyncWorld(database: restored, tenant: world.tenant, key: world.key)
@@ -250,6 +251,7 @@ import Testing
     @Test func aCopyAlteredOnEitherSideIsFoundByTheDigestAndRepaired() async throws {
         let world = try await SyncWorld.make()
         let directory = try makeTemporaryDirectory("habitsync-digest")
+        defer { try? FileManager.default.removeItem(at: directory) }
         try await world.serve { server in
             let token = try await world.token(user: "ada")
             let file = directory.appendingPathComponent("watch.sqlite").path
