@@ -18,7 +18,11 @@ import Testing
         let folder = try makeTemporaryDirectory("habitsync-installed")
         defer { try? FileManager.default.removeItem(at: folder) }
         let binary = folder.appendingPathComponent("habitsync-server")
-        try FileManager.default.copyItem(at: HabitSyncBinary.url, to: binary)
+        // Copied by `cp`, not in this process: a child another test forks here while this
+        // process holds the copy open for writing inherits that descriptor, and executing the
+        // copy then fails with ETXTBSY ("Text file busy"; seen once in a full run).
+        let copied = try await HabitSyncBinary.run(executable: URL(fileURLWithPath: "/bin/cp"), [HabitSyncBinary.url.path, binary.path])
+        try #require(copied.status == 0, "\(copied.stderr)")
         // A SwiftPM resource bundle is looked for beside the binary, then in the build folder
         // it was built in: present here, absent on a server. The binary names none.
         let image = try Data(contentsOf: binary)
