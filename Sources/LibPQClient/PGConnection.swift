@@ -21,6 +21,12 @@ public final class PGConnection: Sendable {
         /// round trip as the next statement, after the prelude (`deferStatements`).
         var deferred: [PGQuery] = []
         var hasPending: Bool { !prelude.isEmpty || !deferred.isEmpty }
+
+        /// The prelude and deferred statements, now to be sent; the queues are empty after.
+        func takePending() -> (prelude: [PGQuery], deferred: [PGQuery]) {
+            defer { (prelude, deferred) = ([], []) }
+            return (prelude, deferred)
+        }
         /// Whether a statement has returned its result to the caller since the lease: until
         /// then a transaction that failed on a dead connection can start again elsewhere.
         var deliveredResult = false
@@ -72,7 +78,7 @@ public final class PGConnection: Sendable {
         // transaction sets what it needs, `PGPool.withTransaction`).
         if !configuration.transactionPooling {
             do {
-                try await connection.simpleQuery(unsafeSQL: configuration.setupSQL(local: false))
+                try await connection.simpleQuery(unsafeSQL: configuration.sessionSetupSQL())
             } catch {
                 connection.close()
                 throw error
@@ -96,8 +102,7 @@ public final class PGConnection: Sendable {
         return try await onThreadPoolWithHandle { handle, pointer in
             let result: PGResult
             if handle.hasPending {
-                let (prelude, deferred) = (handle.prelude, handle.deferred)
-                (handle.prelude, handle.deferred) = ([], [])
+                let (prelude, deferred) = handle.takePending()
                 guard let last = try Self.runPipeline(prelude: prelude, deferred: deferred, [query], named: named, handle: handle, on: pointer).last else {
                     throw PGError.client("a statement returned no result")
                 }
@@ -126,8 +131,7 @@ public final class PGConnection: Sendable {
         let named = namedPreparedStatements
         return try await onThreadPoolWithHandle { handle, pointer in
             if handle.hasPending {
-                let (prelude, deferred) = (handle.prelude, handle.deferred)
-                (handle.prelude, handle.deferred) = ([], [])
+                let (prelude, deferred) = handle.takePending()
                 _ = try Self.runPipeline(prelude: prelude, deferred: deferred, [], named: named, handle: handle, on: pointer)
             }
             guard let result = PQexec(pointer, sql) else { throw Self.connectionError(pointer) }
@@ -169,14 +173,14 @@ public final class PGConnection: Sendable {
                 if droppingDeferred { handle.deferred = [] }
                 return false
             }
-            (handle.prelude, handle.deferred) = ([], [])
+            _ = handle.takePending()
             return true
         }
     }
 
     /// Forgets everything queued that was never sent (a lease ends).
     func discardPending() {
-        handle.withLock { handle in (handle.prelude, handle.deferred) = ([], []) }
+        handle.withLock { _ = $0.takePending() }
     }
 
     /// Whether a statement has returned a result since `deferCommands` (`PGPool` restarts a
@@ -229,8 +233,7 @@ public final class PGConnection: Sendable {
         }
         let named = namedPreparedStatements
         return try await onThreadPoolWithHandle { handle, pointer in
-            let (prelude, deferred) = (handle.prelude, handle.deferred)
-            (handle.prelude, handle.deferred) = ([], [])
+            let (prelude, deferred) = handle.takePending()
             let results = try Self.runPipeline(prelude: prelude, deferred: deferred, queries, named: named, commit: commit, handle: handle, on: pointer)
             handle.deliveredResult = true
             if commit { handle.committed = true }

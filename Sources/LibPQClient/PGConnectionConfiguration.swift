@@ -49,42 +49,25 @@ public struct PGConnectionConfiguration: Sendable {
         self.notices = notices
     }
 
-    /// What every session or transaction of this configuration runs first: UTC, ISO dates and
-    /// intervals, warnings only, the settings and the role. `local` makes each a `SET LOCAL`,
-    /// which ends with the transaction; a local `.login` role sets `ROLE NONE` instead.
-    func setupSQL(local: Bool, role transactionRole: TransactionRole = .configured) -> String {
-        setupStatements(local: local, role: transactionRole).joined(separator: "; ")
+    /// What every session or transaction of this configuration sets first: UTC, ISO dates and
+    /// intervals, warnings only, the settings, then the role.
+    private var commonSettings: [PGLocalSetting] {
+        [
+            PGLocalSetting("TimeZone", "UTC"), PGLocalSetting("DateStyle", "ISO, YMD"), PGLocalSetting("IntervalStyle", "iso_8601"),
+            PGLocalSetting("client_min_messages", "warning"),
+        ] + sessionSettings.sorted(by: { $0.key < $1.key }).map { PGLocalSetting($0.key, $0.value) }
     }
 
-    /// `setupSQL`'s commands, one per element.
-    func setupStatements(local: Bool, role transactionRole: TransactionRole = .configured) -> [String] {
-        let set = local ? "SET LOCAL " : "SET "
-        var statements = [set + "TimeZone TO 'UTC'", set + "DateStyle TO 'ISO, YMD'", set + "IntervalStyle TO 'iso_8601'", set + "client_min_messages TO warning"]
-        for (name, value) in sessionSettings.sorted(by: { $0.key < $1.key }) {
-            statements.append(set + PGQuery.quoteIdentifier(name) + " TO " + PGQuery.quoteLiteral(value))
-        }
-        if local, transactionRole == .login {
-            statements.append("SET LOCAL ROLE NONE")
-        } else if let role {
-            statements.append(set + "ROLE " + PGQuery.quoteIdentifier(role))
-        }
-        return statements
+    /// A session's setup, as `SET` commands in one text (the configured role last).
+    func sessionSetupSQL() -> String {
+        (commonSettings + (role.map { [PGLocalSetting("role", $0)] } ?? [])).map { $0.command(local: false) }.joined(separator: "; ")
     }
 
     /// The same for a transaction, as settings (`PGPool.withTransaction` sends them as one
-    /// statement, or as commands).
+    /// statement, or as `SET LOCAL` commands); a `.login` transaction sets `ROLE NONE`.
     func transactionSettings(role transactionRole: TransactionRole) -> [PGLocalSetting] {
-        var settings = [
-            PGLocalSetting("TimeZone", "UTC"), PGLocalSetting("DateStyle", "ISO, YMD"), PGLocalSetting("IntervalStyle", "iso_8601"),
-            PGLocalSetting("client_min_messages", "warning"),
-        ]
-        settings += sessionSettings.sorted(by: { $0.key < $1.key }).map { PGLocalSetting($0.key, $0.value) }
-        if transactionRole == .login {
-            settings.append(PGLocalSetting("role", "none"))
-        } else if let role {
-            settings.append(PGLocalSetting("role", role))
-        }
-        return settings
+        if transactionRole == .login { return commonSettings + [PGLocalSetting("role", "none")] }
+        return commonSettings + (role.map { [PGLocalSetting("role", $0)] } ?? [])
     }
 
     /// Checks the connection string's syntax without connecting. The message never repeats
@@ -121,10 +104,14 @@ public struct PGLocalSetting: Sendable, Equatable {
 
     /// As a `SET LOCAL` command (quoted name and value; a value holding NUL cannot be quoted
     /// and is refused where settings are made).
-    public var command: String {
-        name == "role"
-            ? "SET LOCAL ROLE " + (value == "none" ? "NONE" : PGQuery.quoteIdentifier(value))
-            : "SET LOCAL " + PGQuery.quoteIdentifier(name) + " TO " + PGQuery.quoteLiteral(value)
+    public var command: String { command(local: true) }
+
+    /// As a `SET LOCAL` command, or a session's `SET`.
+    func command(local: Bool) -> String {
+        let set = local ? "SET LOCAL " : "SET "
+        return name == "role"
+            ? set + "ROLE " + (value == "none" ? "NONE" : PGQuery.quoteIdentifier(value))
+            : set + PGQuery.quoteIdentifier(name) + " TO " + PGQuery.quoteLiteral(value)
     }
 
     /// All of `settings` as one statement, the values bound as parameters.
