@@ -13,9 +13,10 @@ extension PushBatch {
         let contradictingIndices = Set(contradicting.map(\.index))
         // Every first write of an id is offered; versions of those found stored go unused (and
         // are given back when none was inserted).
+        let offered = changes.filter { firstInBatch[$0.id]?.index == $0.index && !contradictingIndices.contains($0.index) }
         let firstVersion = nextVersion
         var versions: [UUID: Int64] = [:]
-        let rows = changes.filter { firstInBatch[$0.id]?.index == $0.index && !contradictingIndices.contains($0.index) }.map { change -> SyncRow in
+        let rows = offered.map { change -> SyncRow in
             let version = allocateVersion()
             versions[change.id] = version
             return SyncRow(id: change.id, version: version, updatedAt: change.updatedAt, updatedBy: device, isDelete: false, values: change.record.map(table.values) ?? [])
@@ -30,11 +31,9 @@ extension PushBatch {
                 ? SyncTableSQL.registered(tenant: tenant, user: user, ids: changes.map(\.id))
                 : SyncTableSQL.current(table.collection, tenant: tenant, user: user, keys: changes.map(\.id))
         ]
-        var inserted: Set<UUID> = []
-        if rows.isEmpty {
-        } else if table.collection != .usageEvents {
+        if !rows.isEmpty && !isUsage {
             queries.append(SyncTableSQL.appendOnly(table, tenant: tenant, user: user, rows: rows))
-        } else if readsOwnRegistrations {
+        } else if !rows.isEmpty && readsOwnRegistrations {
             // Registered and inserted in the same round trip: the insert takes the ids this
             // transaction registered (Citus cannot send an `INSERT` inside a `WITH` to one worker).
             queries += [
@@ -43,24 +42,23 @@ extension PushBatch {
             ]
         }
         let read = try await connection.pipeline(queries)
-        guard read.count == queries.count else { throw PGError(kind: .client, message: "the append reads returned \(read.count) results") }
-        var existing: [String: StoredRow] = [:]
-        if !isUsage {
-            existing = try storedRows(read[0])
-        } else {
-            let known = try read[0].rows.map { try $0.decode("id", as: UUID.self) }
-            if !known.isEmpty { existing = try await storedRows(table.collection, keys: known) }
+        guard read.count == queries.count, let lookup = read.first, let last = read.last else {
+            throw PGError(kind: .client, message: "the append reads returned \(read.count) results")
         }
-        if read.count > 1, let last = read.last {
+        let existing: [String: StoredRow]
+        if isUsage {
+            let known = try lookup.rows.map { try $0.decode("id", as: UUID.self) }
+            existing = known.isEmpty ? [:] : try await storedRows(table.collection, keys: known)
+        } else {
+            existing = try storedRows(lookup)
+        }
+        let inserted: Set<UUID>
+        if queries.count > 1 {
             inserted = Set(try last.rows.map { try $0.decode("id", as: UUID.self) })
-        } else if table.collection == .usageEvents, !rows.isEmpty {
-            let register = SyncTableSQL.registerUsageEvents(table, tenant: tenant, user: user, rows: rows)
-            let registered = Set(try await connection.query(register).rows.map { try $0.decode("id", as: UUID.self) })
-            let newRows = rows.filter { registered.contains($0.id) }
-            if !newRows.isEmpty {
-                inserted = Set(
-                    try await connection.query(SyncTableSQL.appendRegistered(table, tenant: tenant, user: user, rows: newRows)).rows.map { try $0.decode("id", as: UUID.self) })
-            }
+        } else if isUsage && !rows.isEmpty {
+            inserted = try await registerThenAppend(table, rows)
+        } else {
+            inserted = []
         }
         if inserted.isEmpty { nextVersion = firstVersion }
         let storedChanges = changes.filter { existing[$0.id.uuidString.lowercased()] != nil }
@@ -79,7 +77,7 @@ extension PushBatch {
                 reject(change.index, ChangeRejection(.immutableRecord, field: "record", "this batch already holds \(change.id.uuidString.lowercased()) with other content"))
             }
         }
-        let toInsert = changes.filter { existing[$0.id.uuidString.lowercased()] == nil && firstInBatch[$0.id]?.index == $0.index && !contradictingIndices.contains($0.index) }
+        let toInsert = offered.filter { existing[$0.id.uuidString.lowercased()] == nil }
         guard !toInsert.isEmpty else { return }
         switch table.collection {
         case .xpTransactions:
@@ -113,5 +111,16 @@ extension PushBatch {
                 }
             }
         }
+    }
+
+    /// Usage events registered, then those the registry took inserted: two round trips, as
+    /// Citus and the slow path (savepoints) need. Returns the ids inserted.
+    private func registerThenAppend(_ table: SyncTable, _ rows: [SyncRow]) async throws -> Set<UUID> {
+        let register = SyncTableSQL.registerUsageEvents(table, tenant: tenant, user: user, rows: rows)
+        let registered = Set(try await connection.query(register).rows.map { try $0.decode("id", as: UUID.self) })
+        let newRows = rows.filter { registered.contains($0.id) }
+        guard !newRows.isEmpty else { return [] }
+        let append = SyncTableSQL.appendRegistered(table, tenant: tenant, user: user, rows: newRows)
+        return Set(try await connection.query(append).rows.map { try $0.decode("id", as: UUID.self) })
     }
 }

@@ -139,15 +139,14 @@ extension PushBatch {
         return reads
     }
 
-    /// The stored days, as `storedDaysQuery` read them.
+    /// The stored days, as `storedProgressDays` read them.
     func storedDays(_ result: PGResult) throws -> [StoredDay] {
-        // The stored day is read under the push's own context (its zones are not needed here).
-        let standalone = context
-        return try result.rows.map { row in
+        try result.rows.map { row in
             let change = try row.decode("change", as: String.self)
             var record: DailyProgressRecord?
             if case .object(let fields)? = try? JSONParser.parse(bytes: Array(change.utf8)), case .object(let stored)? = fields["record"] {
-                record = try? DailyProgressRecord(stored, context: standalone)
+                // Under the push's own context (its zones are not needed to read a stored day).
+                record = try? DailyProgressRecord(stored, context: context)
             }
             // From the column: a tombstone keeps the timestamps later than its delete too.
             let timestamps = try row.decodeIfPresent("stamps", as: [Date].self) ?? []
