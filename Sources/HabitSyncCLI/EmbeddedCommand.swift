@@ -1,6 +1,7 @@
 import ArgumentParser
 import EmbeddedPostgres
 import Foundation
+import HabitSyncServer
 
 /// `habitsync-server embedded list | stop | remove`: the embedded databases on this machine,
 /// which outlive a checkout when they were relocated to the system folder, and can outlive
@@ -33,17 +34,19 @@ struct EmbeddedCommand: AsyncParsableCommand {
         @Flag(help: "Print one JSON object per database.") var json = false
 
         func run() async throws {
+            // Resolved first: a bad --log-level is refused even when there is nothing to list.
+            let logger = try common.makeLogger()
             let (requested, own) = common.embeddedDirectories()
             var clusters = EmbeddedPostgres.relocatedClusters()
             if EmbeddedPostgres.isCluster(own), !clusters.contains(own) { clusters.insert(own, at: 0) }
             if clusters.isEmpty {
-                FileHandle.standardError.write(Data("no embedded database (this command's would be \(requested.path))\n".utf8))
+                StandardError.write("no embedded database (this command's would be \(requested.path))\n")
             }
             for cluster in clusters {
                 let port = EmbeddedPostgres.runningPort(ofCluster: cluster)
                 let serves = cluster == own ? requested.path : (EmbeddedPostgres.requestedDirectory(of: cluster) ?? "unknown (made before this was recorded)")
                 let password = cluster.appendingPathComponent("superuser.password").path
-                let use = try port.map { _ in try EmbeddedPostgres(configuration: .init(directory: cluster), logger: common.makeLogger()).use() }
+                let use = try port.map { _ in try EmbeddedPostgres(configuration: .init(directory: cluster), logger: logger).use() }
                 if json {
                     var object: [String: Any] = ["directory": cluster.path, "running": port != nil, "serves": serves, "passwordFile": password]
                     if let port { object["port"] = port }

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
+import HabitSyncServer
 
-/// Runs the command line: usage errors print help (exit 64), command failures print
-/// `error: …` to stderr (exit 1).
+/// Runs the command line: usage errors print `error: …` and the usage (exit 64), command
+/// failures `error: …` (exit 1), both to stderr.
 public enum HabitSyncEntryPoint {
     public static func main(_ arguments: [String]? = nil) async {
         // A reader of the output that goes away (a log shipper restarting, `| head`) makes a
@@ -17,10 +18,18 @@ public enum HabitSyncEntryPoint {
                 try command.run()
             }
         } catch let failure as CLIFailure {
-            FileHandle.standardError.write(Data("error: \(failure.message)\n".utf8))
+            StandardError.write("error: \(failure.message)\n")
             exit(1)
         } catch {
-            HabitSyncCommand.exit(withError: error)
+            // --help and --version print to standard output and succeed, as ArgumentParser does.
+            let code = HabitSyncCommand.exitCode(for: error)
+            if code.isSuccess { HabitSyncCommand.exit(withError: error) }
+            // A usage error is written as every other failure is: `error: …` (ArgumentParser's
+            // own prefix is `Error:`), then the usage lines.
+            var message = HabitSyncCommand.fullMessage(for: error)
+            if message.hasPrefix("Error: ") { message = String(message.dropFirst("Error: ".count)) }
+            StandardError.write("error: \(message)\n")
+            exit(code.rawValue)
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HabitSyncServer
 import LibPQClient
 import Logging
 import Migrations
@@ -51,7 +52,7 @@ struct MigrateCommand: AsyncParsableCommand {
                 return
             }
             print(Self.table(status))
-            for problem in status.problems { FileHandle.standardError.write(Data("problem: \(problem.message)\n".utf8)) }
+            for problem in status.problems { StandardError.write("problem: \(problem.message)\n") }
         }
 
         static func table(_ status: MigrationStatus) -> String {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HabitSyncAuth
+import HabitSyncServer
 import HabitSyncStore
 import LibPQClient
 
@@ -57,7 +58,7 @@ struct UserCommand: AsyncParsableCommand {
                 + summary.collections.keys.sorted().map { "  \($0) \(summary.collections[$0] ?? 0)" }
                 + ["conflicts", "legacyImports", "dataMigrations", "devices", "pushBatches"].map { "\($0) \(summary.sections[$0] ?? 0)" }
             let text = lines.joined(separator: "\n") + "\n"
-            if output == nil { FileHandle.standardError.write(Data(text.utf8)) } else { print(text, terminator: "") }
+            if output == nil { StandardError.write(text) } else { print(text, terminator: "") }
         }
     }
 

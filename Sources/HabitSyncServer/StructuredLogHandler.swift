@@ -63,27 +63,7 @@ public struct StructuredLogHandler: LogHandler {
         }
         line += "\n"
         Self.output.withLock { _ in
-            if !Self.writeAll(line, to: STDERR_FILENO) { Self.dropped.add(1, ordering: .relaxed) }
-        }
-    }
-
-    /// Writes the whole line with `write(2)`; false when it could not (EPIPE, EBADF, ENOSPC…).
-    /// `FileHandle.write` traps on such errors, which ended the server when a log reader closed.
-    /// SIGPIPE is ignored by the process (`ProcessSignals`), so a closed pipe is an error here.
-    static func writeAll(_ line: String, to descriptor: Int32) -> Bool {
-        var bytes = Array(line.utf8)
-        var offset = 0
-        return bytes.withUnsafeMutableBytes { buffer -> Bool in
-            guard let base = buffer.baseAddress else { return true }
-            while offset < buffer.count {
-                let written = write(descriptor, base + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
+            if !StandardError.write(line) { Self.dropped.add(1, ordering: .relaxed) }
         }
     }
 
