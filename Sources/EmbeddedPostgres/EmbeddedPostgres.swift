@@ -48,12 +48,11 @@ public final class EmbeddedPostgres: Sendable {
         self.logger = logger
     }
 
-    /// A running cluster: how to connect, and whether this process keeps it (started it, or
-    /// adopted it from a process that is gone) and so stops it when it is done.
+    /// A running cluster: how to connect, and how this process found it (`how`: it keeps, and
+    /// stops, one it started or adopted).
     public struct Running: Sendable {
         public let connectionString: String
         public let port: Int
-        public let startedHere: Bool
         public let superuser: String
         public let password: String
         /// What this process found: `.started`, `.adopted` (left running by a process that is
@@ -83,16 +82,16 @@ public final class EmbeddedPostgres: Sendable {
         let password = try String(contentsOf: passwordFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         if let port = runningPort() {
             let how: Running.HowFound
-            if let keeper = ClusterKeeper.recorded(in: configuration.directory), keeper.isAlive, keeper != ClusterKeeper.current {
+            if case .keptBy(let keeper) = use() {
                 how = .attached(keeper: keeper)
             } else {
                 // Its keeper is gone (killed, crashed): this process takes its place, and stops
-                // it when it is done unless others still use it (`release`).
+                // it when it is done (`release`).
                 try ClusterKeeper.current?.record(in: configuration.directory)
                 how = .adopted
             }
             return Running(
-                connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: how == .adopted,
+                connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port,
                 superuser: configuration.superuser, password: password, how: how)
         }
         let port = try requestedPort ?? Self.freeLoopbackPort()
@@ -102,7 +101,7 @@ public final class EmbeddedPostgres: Sendable {
         try ClusterKeeper.current?.record(in: configuration.directory)
         try ensureDatabase(port: port, password: password)
         return Running(
-            connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, startedHere: true, superuser: configuration.superuser,
+            connectionString: connectionString(port: port, password: password, database: configuration.databaseName), port: port, superuser: configuration.superuser,
             password: password, how: .started)
     }
 
@@ -194,34 +193,34 @@ public final class EmbeddedPostgres: Sendable {
         return names.sorted().map { root.appendingPathComponent($0) }.filter(isCluster)
     }
 
-    /// Deletes the cluster's folder; one left running by a process that is gone is stopped
-    /// first. Refuses a folder that is not a cluster (so a mistyped path deletes nothing) and
-    /// a cluster in use. Returns whether it stopped the cluster.
+    /// Stops the cluster unless another live process keeps it (with `force`, even then,
+    /// disconnecting it). Refuses a folder that is not a cluster; `outcome` ends a refusal's
+    /// message (what was left undone). Returns whether it was running.
     @discardableResult
-    public func remove() throws -> Bool {
-        let directory = configuration.directory
-        guard Self.isCluster(directory) else {
-            throw EmbeddedPostgresError("\(directory.path) is not an embedded habitsync database (no data/PG_VERSION and superuser.password); nothing was removed")
+    public func stopUnlessKept(force: Bool = false, outcome: String) throws -> Bool {
+        let directory = configuration.directory.path
+        guard Self.isCluster(configuration.directory) else {
+            throw EmbeddedPostgresError("\(directory) is not an embedded habitsync database (no data/PG_VERSION and superuser.password); \(outcome)")
         }
-        var stopped = false
-        if let port = runningPort() {
-            try refuseWhileInUse(port: port, doing: "nothing was removed")
-            stop()
-            guard runningPort() == nil else { throw EmbeddedPostgresError("could not stop the embedded database at \(directory.path) (see its postgres.log); nothing was removed") }
-            stopped = true
-        }
-        try FileManager.default.removeItem(at: directory)
-        return stopped
-    }
-
-    /// Throws, naming who uses it and `outcome`, unless the cluster running on `port` is
-    /// orphaned.
-    public func refuseWhileInUse(port: Int, doing outcome: String) throws {
-        if case .keptBy(let keeper) = use() {
+        guard let port = runningPort() else { return false }
+        if !force, case .keptBy(let keeper) = use() {
             throw EmbeddedPostgresError(
-                "the embedded database at \(configuration.directory.path) is running (port \(port)) for process \(keeper.pid), which stops it when it ends; stop that process first (or `embedded stop --force`); \(outcome)"
+                "the embedded database at \(directory) is running (port \(port)) for process \(keeper.pid), which stops it when it ends; stop that process first (or `embedded stop --force`); \(outcome)"
             )
         }
+        stop()
+        guard runningPort() == nil else { throw EmbeddedPostgresError("could not stop the embedded database at \(directory) (its postgres.log says why); \(outcome)") }
+        return true
+    }
+
+    /// Deletes the cluster's folder; one left running by a process that is gone is stopped
+    /// first (`stopUnlessKept`), one another live process keeps is refused. Returns whether it
+    /// stopped the cluster.
+    @discardableResult
+    public func remove() throws -> Bool {
+        let stopped = try stopUnlessKept(outcome: "nothing was removed")
+        try FileManager.default.removeItem(at: configuration.directory)
+        return stopped
     }
 
     // MARK: - Setup
@@ -391,7 +390,8 @@ public final class EmbeddedPostgres: Sendable {
         return outcome.output
     }
 
-    static func freeLoopbackPort() throws -> Int {
+    /// A loopback port nothing listens on right now (the kernel's pick for a socket bound to 0).
+    public static func freeLoopbackPort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw EmbeddedPostgresError("could not open a socket to find a free port") }
         defer { close(descriptor) }

@@ -70,8 +70,8 @@ struct EmbeddedCommand: AsyncParsableCommand {
             discussion: """
                 Without a folder, the one these options name (--data-dir, HABITSYNC_DATA_DIR, or the default); with one,
                 that cluster (a folder `embedded list` printed). A database left running by a process that is gone (a
-                server killed or crashed) is stopped; one a live process keeps, or with sessions connected, only with
-                --force, which disconnects them.
+                server killed or crashed) is stopped; one a live process keeps only with --force, which disconnects
+                its sessions.
                 """)
 
         @OptionGroup var common: CommonOptions
@@ -80,22 +80,14 @@ struct EmbeddedCommand: AsyncParsableCommand {
 
         func run() async throws {
             let target = EmbeddedCommand.cluster(folder, common)
+            let wasRunning: Bool
             do {
-                guard EmbeddedPostgres.isCluster(target) else {
-                    throw EmbeddedPostgresError("\(target.path) is not an embedded habitsync database (no data/PG_VERSION and superuser.password)")
-                }
-                let postgres = try EmbeddedPostgres(configuration: .init(directory: target), logger: common.makeLogger())
-                guard let port = postgres.runningPort() else {
-                    print("\(target.path) is not running")
-                    return
-                }
-                if !force { try postgres.refuseWhileInUse(port: port, doing: "it was not stopped") }
-                postgres.stop()
-                guard postgres.runningPort() == nil else { throw EmbeddedPostgresError("could not stop \(target.path); its postgres.log says why") }
+                wasRunning = try EmbeddedPostgres(configuration: .init(directory: target), logger: common.makeLogger())
+                    .stopUnlessKept(force: force, outcome: "it was not stopped")
             } catch let error as EmbeddedPostgresError {
                 throw CLIFailure(message: error.message)
             }
-            print("stopped \(target.path)")
+            print(wasRunning ? "stopped \(target.path)" : "\(target.path) is not running")
         }
     }
 
@@ -115,9 +107,6 @@ struct EmbeddedCommand: AsyncParsableCommand {
             let target = EmbeddedCommand.cluster(folder, common)
             let stopped: Bool
             do {
-                guard EmbeddedPostgres.isCluster(target) else {
-                    throw EmbeddedPostgresError("\(target.path) is not an embedded habitsync database (no data/PG_VERSION and superuser.password); nothing was removed")
-                }
                 stopped = try EmbeddedPostgres(configuration: .init(directory: target), logger: common.makeLogger()).remove()
             } catch let error as EmbeddedPostgresError {
                 throw CLIFailure(message: error.message)

@@ -1,3 +1,4 @@
+import EmbeddedPostgres
 import Foundation
 
 #if canImport(Glibc)
@@ -38,18 +39,5 @@ public func receiveRetryingInterrupts(_ descriptor: Int32, into buffer: inout [U
     }
 }
 
-/// A loopback port nothing listens on right now (the kernel's pick for a socket bound to 0).
-public func freeLoopbackPort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-    }
-    guard bound else { throw HarnessError("no free port: errno \(errno)") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
+/// A loopback port nothing listens on right now (`EmbeddedPostgres.freeLoopbackPort`).
+public func freeLoopbackPort() throws -> Int { try EmbeddedPostgres.freeLoopbackPort() }

@@ -24,13 +24,16 @@ import Testing
 
     static func isRunning(_ cluster: URL) -> Bool { EmbeddedPostgres.runningPort(ofCluster: cluster) != nil }
 
+    /// Whatever a failed expectation left: the cluster stopped, the folder removed.
+    static func cleanUp(_ folder: URL, _ cluster: URL) {
+        if isRunning(cluster) { try? EmbeddedPostgres(configuration: .init(directory: cluster), logger: TestPostgres.logger).stop(mode: .immediate) }
+        try? FileManager.default.removeItem(at: folder)
+    }
+
     @Test func aClusterWhoseServerWasKilledIsStoppedAndRemoved() async throws {
         let folder = try makeTemporaryDirectory("habitsync-orphan")
         let cluster = folder.appendingPathComponent(".habitsync/postgres")
-        defer {
-            if Self.isRunning(cluster) { try? EmbeddedPostgres(configuration: .init(directory: cluster), logger: TestPostgres.logger).stop(mode: .immediate) }
-            try? FileManager.default.removeItem(at: folder)
-        }
+        defer { Self.cleanUp(folder, cluster) }
         let first = Self.server(folder, "first")
         try await first.start()
         first.send(SIGKILL)
@@ -67,10 +70,7 @@ import Testing
     @Test func aServerThatAttachesSaysSoAndLeavesItToItsKeeper() async throws {
         let folder = try makeTemporaryDirectory("habitsync-attach")
         let cluster = folder.appendingPathComponent(".habitsync/postgres")
-        defer {
-            if Self.isRunning(cluster) { try? EmbeddedPostgres(configuration: .init(directory: cluster), logger: TestPostgres.logger).stop(mode: .immediate) }
-            try? FileManager.default.removeItem(at: folder)
-        }
+        defer { Self.cleanUp(folder, cluster) }
         let keeper = Self.server(folder, "keeper")
         try await keeper.start()
         let guest = Self.server(folder, "guest")
