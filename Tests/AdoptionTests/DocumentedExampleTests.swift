@@ -42,6 +42,11 @@ import Testing
     /// `localhost:8080` is the server, and each curl answer ends its line as a terminal shows
     /// it. Returns the lines each block printed.
     static func run(_ shellBlocks: [String], server: RunningServer, environment: [String: String]) async throws -> [[String]] {
+        try await run(shellBlocks, baseURL: server.baseURL, environment: environment)
+    }
+
+    /// The same against the server at `baseURL`, with `binary` as `B` (an installed copy).
+    static func run(_ shellBlocks: [String], baseURL: String, binary: URL = HabitSyncBinary.url, environment: [String: String]) async throws -> [[String]] {
         let marker = "@@end of block@@"
         let binaries = HabitSyncBinary.url.deletingLastPathComponent()
         let script =
@@ -49,12 +54,12 @@ import Testing
             + shellBlocks.map { block in
                 block.split(separator: "\n", omittingEmptySubsequences: false)
                     .map { line in
-                        if line.hasPrefix("B=") { return "B=\(HabitSyncBinary.url.path)" }
+                        if line.hasPrefix("B=") { return "B=\(binary.path)" }
                         if line.hasPrefix("D=") { return "D=\(binaries.appendingPathComponent("habitsync-device").path)" }
                         return line.hasPrefix("swift build") ? "" : String(line)
                     }
                     .joined(separator: "\n")
-                    .replacingOccurrences(of: "localhost:8080", with: server.baseURL)
+                    .replacingOccurrences(of: "localhost:8080", with: baseURL)
                     .replacingOccurrences(of: "curl -s ", with: "curl -s -w '\\n' ")
                     + "\necho '\(marker)'\n"
             }.joined()
@@ -95,11 +100,15 @@ import Testing
         }
     }
 
+    /// The README's first sync: its commands, and the answers it shows (`# {…}` lines).
+    static func firstSync() throws -> (commands: String, shown: [String]) {
+        let block = try #require(try blocks(of: "README.md").first { $0.section == "A first sync with curl" && $0.language == "sh" })
+        let lines = block.text.split(separator: "\n").map { String($0) }
+        return (lines.filter { !$0.hasPrefix("# ") }.joined(separator: "\n"), lines.filter { $0.hasPrefix("# {") }.map { String($0.dropFirst(2)) })
+    }
+
     @Test func theReadmesFirstSyncWithCurlPrintsWhatItShows() async throws {
-        let block = try #require(try Self.blocks(of: "README.md").first { $0.section == "A first sync with curl" && $0.language == "sh" })
-        let lines = block.text.split(separator: "\n").map(String.init)
-        let shown = lines.filter { $0.hasPrefix("# {") }.map { String($0.dropFirst(2)) }
-        let commands = lines.filter { !$0.hasPrefix("# ") }.joined(separator: "\n")
+        let (commands, shown) = try Self.firstSync()
         #expect(shown.count == 2)
         // The readiness line above it: `curl -s localhost:8080/readyz      # {…}`.
         let readiness = try #require(try Self.blocks(of: "README.md").lazy.flatMap { $0.text.split(separator: "\n") }.first { $0.hasPrefix("curl -s localhost:8080/readyz") })

@@ -57,11 +57,7 @@ import Testing
         try server.run()
         defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
         let base = "http://127.0.0.1:\(port)"
-        var ready = 0
-        for _ in 0..<600 where ready != 200 && server.isRunning {
-            ready = (try? await TestHTTP.request("GET", "\(base)/readyz").status) ?? 0
-            if ready != 200 { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let ready = try await TestHTTP.awaitReady(base) { server.isRunning }
         try #require(ready == 200, "the installed server never became ready: \((try? String(contentsOf: logFile, encoding: .utf8)) ?? "")")
 
         // Unauthenticated, and the document the repository holds, byte for byte.
@@ -71,20 +67,10 @@ import Testing
         #expect(document.body == shipped)
 
         // The README's first sync, with this copy as `B`.
-        let block = try #require(try DocumentedExampleTests.blocks(of: "README.md").first { $0.section == "A first sync with curl" && $0.language == "sh" })
-        let lines = block.text.split(separator: "\n").map { String($0) }
-        let shown = lines.filter { $0.hasPrefix("# {") }.map { String($0.dropFirst(2)) }
-        let script =
-            "set -e\n"
-            + lines.filter { !$0.hasPrefix("# ") }
-            .map { $0.hasPrefix("B=") ? "B=./habitsync-server" : $0 }
-            .joined(separator: "\n")
-            .replacingOccurrences(of: "localhost:8080", with: base)
-            .replacingOccurrences(of: "curl -s ", with: "curl -s -w '\\n' ")
-        let walk = try await HabitSyncBinary.run(executable: URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment, in: folder)
-        #expect(walk.status == 0, "\(walk.stderr)")
-        let printed = DocumentedExampleTests.answers(walk.stdout.split(separator: "\n").map { String($0) })
-        try #require(printed.count == shown.count, "\(walk.stdout)\n\(walk.stderr)")
+        let (commands, shown) = try DocumentedExampleTests.firstSync()
+        let walk = try await DocumentedExampleTests.run([commands], baseURL: base, binary: binary, environment: environment)
+        let printed = DocumentedExampleTests.answers(walk.first ?? [])
+        try #require(printed.count == shown.count, "\(walk)")
         for (index, (expected, answer)) in zip(shown, printed).enumerated() {
             DocumentedExampleTests.expectSame(expected, answer, "README's first sync through the installed binary, answer \(index + 1)")
         }

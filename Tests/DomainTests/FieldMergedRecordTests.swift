@@ -210,15 +210,3 @@ import Testing
         #expect(late.outcomes[2] == .unchanged || late.outcomes[2] == .superseded)
     }
 }
-
-/// Every order of a few items.
-enum ArrivalOrder {
-    static func permutations<T>(_ items: [T]) -> [[T]] {
-        guard items.count > 1 else { return [items] }
-        return items.indices.flatMap { index in
-            var rest = items
-            let first = rest.remove(at: index)
-            return permutations(rest).map { [first] + $0 }
-        }
-    }
-}

@@ -33,11 +33,7 @@ import Testing
         close(ends[1])
         close(ends[0])
 
-        var ready = 0
-        for _ in 0..<600 where ready != 200 {
-            ready = (try? await TestHTTP.request("GET", "http://127.0.0.1:\(port)/readyz").status) ?? 0
-            if ready != 200 { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let ready = try await TestHTTP.awaitReady("http://127.0.0.1:\(port)") { process.isRunning }
         #expect(ready == 200, "the server never became ready")
         // Each of these logs a line (401s and 404s too).
         var answered = 0

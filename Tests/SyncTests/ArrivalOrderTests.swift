@@ -83,15 +83,6 @@ import Testing
         }
     }
 
-    static func permutations<T>(_ items: [T]) -> [[T]] {
-        guard items.count > 1 else { return [items] }
-        return items.indices.flatMap { index in
-            var rest = items
-            let first = rest.remove(at: index)
-            return permutations(rest).map { [first] + $0 }
-        }
-    }
-
     /// A field's stored value (as JSON text) and key.
     struct StoredField: Equatable, CustomStringConvertible {
         let value: String
@@ -184,7 +175,7 @@ import Testing
             let resent = Int.random(in: 0..<writes.count, using: &generator)
             let replayed = Int.random(in: 0..<writes.count, using: &generator)
             var reference: StoredHabit?
-            for (order, arrival) in Self.permutations(Array(writes.indices)).enumerated() {
+            for (order, arrival) in ArrivalOrder.permutations(Array(writes.indices)).enumerated() {
                 let user = "order-\(order)"
                 let identity = VerifiedIdentity.trusted(tenantID: world.tenant, userID: user)
                 let created = try await StorePush.results([Self.createHabit(habit)], through: store, as: identity, device: "phone-3")
