@@ -80,8 +80,11 @@ public struct FuzzRun {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let database = try await HarnessDatabase(databaseURL: nil, directory: work, migrationsDirectory: migrationsDirectory, maxConnections: 60)
         let server = ServerProcess(
-            binary: serverBinary, databaseURL: database.connectionString, logDirectory: work, name: "fuzz",
-            // Generous timeouts: a 503 here must mean an outage, never a busy machine.
+            // Generous timeouts: a 503 here must mean an outage, never a busy machine. The
+            // connection's own connect_timeout (a keyword string: `HarnessDatabase` made the
+            // cluster) overrides the server's 5 s: in a full suite run a first connection once
+            // took longer, and the run's first push was answered 503.
+            binary: serverBinary, databaseURL: database.connectionString + " connect_timeout=120", logDirectory: work, name: "fuzz",
             extraArguments: [
                 "--migrate", "off", "--pool-size", "6", "--migrations-dir", migrationsDirectory.standardizedFileURL.path,
                 "--statement-timeout", "60s", "--pool-lease-timeout", "60s",
