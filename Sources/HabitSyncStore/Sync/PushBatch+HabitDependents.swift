@@ -49,7 +49,7 @@ extension PushBatch {
             """
     }
 
-    /// The habits the batch's progress upserts name, to be read with `liveHabits` (nil: none).
+    /// The habits the batch's progress upserts name, each once, to be read with `liveHabits`.
     static func habitsReferenced(by changes: [PushChange]) -> [UUID] {
         var seen = Set<UUID>()
         return changes.compactMap { change -> UUID? in
