@@ -1,3 +1,4 @@
+import EmbeddedPostgres
 import Foundation
 import ServerHarness
 import TestSupport
@@ -49,5 +50,46 @@ import Testing
         kill(process.processIdentifier, SIGTERM)
         let termination = await process.exited()
         #expect(termination.status == 0 && !termination.bySignal, "exit \(termination.status), by signal: \(termination.bySignal)")
+    }
+
+    /// Ctrl-C in a terminal running `serve | tee log`: the terminal's SIGINT reaches both, `tee`
+    /// ends, and the server, logging into the closed pipe as it drains, still stops cleanly and
+    /// stops the embedded database it started (before, it died at its next line and left the
+    /// database running).
+    @Test func ctrlCThroughAClosedPipeStopsTheEmbeddedDatabase() async throws {
+        let folder = try makeTemporaryDirectory("habitsync-ctrl-c")
+        let cluster = folder.appendingPathComponent(".habitsync/postgres")
+        defer {
+            if EmbeddedPostgres.runningPort(ofCluster: cluster) != nil {
+                try? EmbeddedPostgres(configuration: .init(directory: cluster), logger: TestPostgres.logger).stop(mode: .immediate)
+            }
+            try? FileManager.default.removeItem(at: folder)
+        }
+        let port = try freeLoopbackPort()
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let process = Process()
+        process.executableURL = HabitSyncBinary.url
+        process.arguments = [
+            "serve", "--port", String(port), "--data-dir", ".habitsync", "--migrations-dir", TestPostgres.migrationsDirectory.path, "--drain-timeout", "10s",
+        ]
+        process.environment = ProcessInfo.processInfo.environment.merging(["DATABASE_URL": ""]) { $1 }
+        process.currentDirectoryURL = folder
+        let writer = FileHandle(fileDescriptor: ends[1], closeOnDealloc: false)
+        process.standardOutput = writer
+        process.standardError = writer
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        close(ends[1])
+
+        let ready = try await TestHTTP.awaitReady("http://127.0.0.1:\(port)") { process.isRunning }
+        #expect(ready == 200, "the server never became ready")
+        #expect(EmbeddedPostgres.runningPort(ofCluster: cluster) != nil, "serve started the embedded database")
+        // The reader (`tee`) goes first, then the server gets the same SIGINT.
+        close(ends[0])
+        kill(process.processIdentifier, SIGINT)
+        let termination = await process.exited()
+        #expect(termination.status == 0 && !termination.bySignal, "exit \(termination.status), by signal: \(termination.bySignal)")
+        #expect(EmbeddedPostgres.runningPort(ofCluster: cluster) == nil, "the embedded database it started was stopped")
     }
 }
