@@ -23,14 +23,21 @@ import Testing
         #expect(created.status == 0, "\(created.stderr)")
         let folder = try makeTemporaryDirectory("readme-identity")
         defer { try? FileManager.default.removeItem(at: folder) }
+        // The block's `mktemp -d` lands here, removed with the folder.
+        let temporary = folder.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: false)
         try await RunningServer.with(database: database) { server in
             // As printed, but with this server's address for the README's localhost:8080, and a
             // line end after each answer (a terminal shows each after its own command).
             let script =
                 "set -e\nB=\(HabitSyncBinary.url.path)\n"
                 + commands.replacingOccurrences(of: "localhost:8080", with: server.baseURL).replacingOccurrences(of: "curl -s ", with: "curl -s -w '\\n' ") + "\n"
-            let outcome = try await HabitSyncBinary.run(executable: URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: env, in: folder)
+            let outcome = try await HabitSyncBinary.run(
+                executable: URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: env.merging(["TMPDIR": temporary.path]) { $1 }, in: folder)
             #expect(outcome.status == 0, "\(outcome.stderr)")
+            // The provider's keys went to a folder of their own, not where the block ran (a
+            // checkout, for a reader: issuer.key was left there untracked).
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["tmp"])
             let replies = outcome.stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix("{") }
             try #require(replies.count == 2, "stdout: \(outcome.stdout) stderr: \(outcome.stderr)")
             let pulled = try #require(try JSONSerialization.jsonObject(with: Data(replies[0].utf8)) as? [String: Any])
