@@ -259,7 +259,11 @@ public actor TestPostgres {
         guard let running = Self.cluster.withLock({ $0?.running }) else {
             throw HarnessError("the PgBouncer tests need the suite's own cluster (HABITSYNC_TEST_DATABASE_URL is set)")
         }
-        return try await PgBouncerProcess.start(postgresPort: running.port, user: running.superuser, password: running.password, poolSize: poolSize)
+        // The same long queue wait as the suite's own PgBouncer: PgBouncer's first connection
+        // to a new database took over 5 s once, beside other work, and failed the test with
+        // `query_wait_timeout` (no test here waits on PgBouncer's own timeout).
+        return try await PgBouncerProcess.start(
+            postgresPort: running.port, user: running.superuser, password: running.password, poolSize: poolSize, queryWaitSeconds: 300)
     }
 
     @discardableResult
