@@ -15,12 +15,12 @@ public enum ChildProcess {
 
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String], directory: URL) throws -> Outcome {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("habitsync-\(UUID().uuidString).out").path
-        let outputDescriptor = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let outputDescriptor = open(outputPath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard outputDescriptor >= 0 else { throw EmbeddedPostgresError("could not create \(outputPath)") }
-        defer {
-            close(outputDescriptor)
-            unlink(outputPath)
-        }
+        // Unlinked at once, read back through the descriptor: a process killed while its
+        // child runs (a server stopped with SIGKILL during `pg_ctl`) leaves no file behind.
+        unlink(outputPath)
+        defer { close(outputDescriptor) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -44,9 +44,27 @@ public enum ChildProcess {
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { throw EmbeddedPostgresError("waiting for \(executable) failed") }
         }
-        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let output = readAll(outputDescriptor)
         // WIFEXITED / WEXITSTATUS are macros Swift cannot import.
         let exitStatus: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         return Outcome(status: exitStatus, output: output)
+    }
+
+    /// The file's text from its start (the child moved the shared offset to its end).
+    private static func readAll(_ descriptor: Int32) -> String {
+        guard lseek(descriptor, 0, SEEK_SET) == 0 else { return "" }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                bytes += chunk[..<count]
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
