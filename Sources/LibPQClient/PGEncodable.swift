@@ -134,7 +134,9 @@ extension Optional: PGArrayElement where Wrapped: PGArrayElement {
 
 extension Array: PGEncodable where Element: PGArrayElement {
     public func pgBind() -> PGBind {
-        PGBind(type: Element.pgArrayType, text: PGArrayLiteral.encode(self.map(\.pgArrayElementText)))
+        // A closure, not `\.pgArrayElementText`: a key path over a generic element is built at
+        // run time on every call (metadata lookups by mangled name, 4 % of a check-in's CPU).
+        PGBind(type: Element.pgArrayType, text: PGArrayLiteral.encode(self.map { $0.pgArrayElementText }))
     }
 }
 
