@@ -194,9 +194,13 @@ import _CryptoExtras
                 _ = try await authenticator.authenticate(authorization: "Bearer \(token)", logger: logger)
             }
             #expect(authenticator.unknownTenantsCached == 100)
+            #expect(authenticator.verifiedTokensCached == 1, "only a token that verified is remembered")
+            // Another token of the real tenant (not the remembered one) verifies with its keys.
+            let another = try await world.token(user: "bob")
             let beforeReal = pool.roundTrips.count
-            #expect(try await authenticator.authenticate(authorization: "Bearer \(real)", logger: logger) != nil)
+            #expect(try await authenticator.authenticate(authorization: "Bearer \(another)", logger: logger) != nil)
             #expect(pool.roundTrips.count == beforeReal, "the real tenant's keys stayed cached")
+            #expect(authenticator.verifiedTokensCached == 2)
         }
     }
 

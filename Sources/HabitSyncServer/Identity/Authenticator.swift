@@ -9,8 +9,8 @@ import Synchronization
 /// cannot. A token whose `iss` a tenant configured (`tenant add-issuer`) is routed by `iss` and
 /// `aud` to that tenant and verified with the provider's keys (`IssuerKeyCache`); otherwise its
 /// `tid` names the tenant whose own keys (`tenant create`) must verify it. Nothing read from
-/// the token is trusted until the signature verifies. Tenants' keys and issuers' configurations
-/// are cached briefly.
+/// the token is trusted until the signature verifies. Tenants' keys, issuers' configurations
+/// and tokens that verified (`VerifiedTokenCache`) are cached briefly.
 ///
 /// Tenants that do not exist (or have no active key) are cached too, in a separate bounded
 /// cache that forgets its oldest entries first: a flood of forged `tid`s costs one database
@@ -40,6 +40,7 @@ public final class Authenticator: Sendable {
     private let cacheLifetime: Duration
     private let maximumUnknownTenants: Int
     private let cache = Mutex(Cache())
+    private let verifiedTokens: VerifiedTokenCache
     private let clock = ContinuousClock()
 
     /// - Parameters:
@@ -56,6 +57,7 @@ public final class Authenticator: Sendable {
         self.issuerKeys = issuerKeys ?? IssuerKeyCache(settings: IdentitySettings(), logger: Logger(label: "habitsync.identity"))
         self.cacheLifetime = cacheLifetime
         self.maximumUnknownTenants = maximumUnknownTenants
+        verifiedTokens = VerifiedTokenCache(lifetime: cacheLifetime)
     }
 
     /// The identity, or `nil` for any refusal.
@@ -72,6 +74,14 @@ public final class Authenticator: Sendable {
         let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .failure(AuthenticationFailure(.unauthorized, "not a Bearer token")) }
         let token = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        if let identity = verifiedTokens.identity(for: token) { return .success(identity) }
+        let verified = try await verify(token, logger: logger)
+        if case .success(let identity) = verified { verifiedTokens.remember(identity, for: token) }
+        return verified
+    }
+
+    /// Every check of the token, in full.
+    private func verify(_ token: String, logger: Logger) async throws -> Result<VerifiedIdentity, AuthenticationFailure> {
         do {
             let unverified = try UnverifiedToken(token)
             if let issuer = unverified.issuer {
@@ -155,4 +165,7 @@ public final class Authenticator: Sendable {
 
     /// How many unknown tenant ids are remembered (for tests).
     public var unknownTenantsCached: Int { cache.withLock { $0.unknown.count } }
+
+    /// How many verified tokens are remembered (for tests).
+    public var verifiedTokensCached: Int { verifiedTokens.count }
 }
