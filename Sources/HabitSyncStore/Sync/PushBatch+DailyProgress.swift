@@ -12,7 +12,7 @@ extension PushBatch {
     /// its latest set and the additions made after it.
     static func storedProgressDays(tenant: UUID, user: String, ids: [UUID], habits: [UUID], dates: [LocalDate]) -> PGQuery {
         let columns: PGQuery = """
-            h.id, h.habit_id, h.date, h.goal_count, h.timestamps::text AS timestamps, h.timestamps AS stamps, h.difficulty, h.skip_reason, h.skip_note,
+            h.id, h.habit_id, h.date, h.goal_count, h.progress_count, h.timestamps::text AS timestamps, h.timestamps AS stamps, h.difficulty, h.skip_reason, h.skip_note,
             h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
             \(WireChangeSQL.change(.dailyProgress, alias: "h"))::text AS change,
             CASE WHEN h.count_set_at IS NOT NULL THEN h.count_set_value WHEN h.deleted_at IS NULL THEN h.progress_count ELSE 0 END AS set_value,
@@ -123,6 +123,8 @@ extension PushBatch {
         let merge: ProgressDayMerge.Stored
         /// The additions after its set, by an id of their own (device, batch, index).
         let additions: [(id: String, addition: ProgressCounter.Addition)]
+        /// The day as the derived records read it now.
+        let record: DayRecord?
     }
 
     /// What `applyDailyProgress` reads first: the stored days the changes name (by id, and by
@@ -172,20 +174,29 @@ extension PushBatch {
             let habit = try row.decodeIfPresent("habit_id", as: UUID.self)
             let date = try row.decodeIfPresent("date", as: LocalDate.self)
             let key = LWWKey(updatedAt: try row.decode("updated_at", as: Date.self), deviceID: try row.decode("updated_by", as: String.self))
+            let deleted = try row.decode("deleted", as: Bool.self)
+            let skipReason = try row.decodeIfPresent("skip_reason", as: String.self)
+            let goal = try row.decodeIfPresent("goal_count", as: Int.self), count = try row.decodeIfPresent("progress_count", as: Int.self)
             return StoredDay(
                 id: try row.decode("id", as: UUID.self), naturalKey: habit.flatMap { h in date.map { "\(h)|\($0)" } },
                 columns: ProgressDayColumns(
-                    habitID: habit, date: date, goalCount: try row.decodeIfPresent("goal_count", as: Int.self),
+                    habitID: habit, date: date, goalCount: goal,
                     timestamps: try row.decodeIfPresent("timestamps", as: String.self),
                     difficulty: try row.decodeIfPresent("difficulty", as: Int.self),
-                    skipReason: try row.decodeIfPresent("skip_reason", as: String.self),
+                    skipReason: skipReason,
                     skipNote: try row.decodeIfPresent("skip_note", as: String.self)),
                 serverVersion: try row.decode("server_version", as: Int64.self),
-                merge: ProgressDayMerge.Stored(
-                    record: record, timestamps: timestamps, key: key, deleted: try row.decode("deleted", as: Bool.self),
-                    countSetting: setting),
-                additions: additions)
+                merge: ProgressDayMerge.Stored(record: record, timestamps: timestamps, key: key, deleted: deleted, countSetting: setting),
+                additions: additions,
+                record: Self.dayRecord(habit: habit, date: date, count: count, goal: goal, skipped: skipReason != nil, deleted: deleted))
         }
+    }
+
+    /// A day as the derived records read it; nil where they read nothing (a tombstone, or a
+    /// row without the fields a live day has).
+    static func dayRecord(habit: UUID?, date: LocalDate?, count: Int?, goal: Int?, skipped: Bool, deleted: Bool) -> DayRecord? {
+        guard !deleted, let habit, let date, let count, let goal else { return nil }
+        return DayRecord(habitID: habit, date: date, progressCount: count, goalCount: goal, skipped: skipped)
     }
 
     /// Applies the batch's daily progress: the upserts whose habit is live (the others are
@@ -246,9 +257,11 @@ extension PushBatch {
                 var columns = merge.fieldsFrom?.record.map(ProgressDayColumns.init(record:)) ?? day?.columns ?? ProgressDayColumns()
                 // The timestamps follow the count, not the fields' writer (`ProgressDayMerge`).
                 columns.timestamps = SQLText.array((merge.timestamps ?? day?.merge.timestamps ?? []).map(WireTime.format))
-                writes.append(
-                    id: target, version: version ?? 0, key: key, deleted: merge.deleted, columns: columns,
-                    count: min(counter.count, Int(Int32.max)), setting: merge.countSetting)
+                let count = min(counter.count, Int(Int32.max))
+                writes.append(id: target, version: version ?? 0, key: key, deleted: merge.deleted, columns: columns, count: count, setting: merge.countSetting)
+                let written = Self.dayRecord(
+                    habit: columns.habitID, date: columns.date, count: count, goal: columns.goalCount, skipped: columns.skipReason != nil, deleted: merge.deleted)
+                if DayFootprint.canMoveDerivedState(from: day?.record, to: written) { derivedInputsChanged = true }
                 if let setting = merge.countSetting, (day?.additions ?? []).contains(where: { !(setting.at < $0.addition.at) }) {
                     covered.days.append(target)
                     covered.setAt.append(setting.at.updatedAt)
@@ -274,7 +287,6 @@ extension PushBatch {
             } else {
                 try await writeLater([Self.writeProgressDays(tenant: tenant, user: user, writes)])
             }
-            derivedInputsChanged = true
         }
         if !covered.days.isEmpty || !added.days.isEmpty {
             try await writeLater(Self.writeAdditions(tenant: tenant, user: user, covered: covered, added: added, device: device))
