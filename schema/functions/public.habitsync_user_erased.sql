@@ -7,10 +7,17 @@ CREATE OR REPLACE FUNCTION public.habitsync_user_erased(p_tenant uuid, p_user te
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_catalog'
 AS $function$
+    DECLARE
+        marker bytea;
     BEGIN
-        RETURN NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = p_tenant)
-            OR EXISTS (SELECT 1 FROM erased_users e
-                       WHERE e.tenant_id = p_tenant AND e.user_hash = habitsync_erased_user_hash(p_tenant, p_user));
+        IF NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = p_tenant) THEN
+            RETURN true;
+        END IF;
+        SELECT sha256(k.key || convert_to(p_user, 'UTF8')) INTO marker FROM erasure_keys k WHERE k.tenant_id = p_tenant;
+        IF marker IS NULL THEN
+            RETURN false;
+        END IF;
+        RETURN EXISTS (SELECT 1 FROM erased_users e WHERE e.tenant_id = p_tenant AND e.user_hash = marker);
     END
     $function$
 
