@@ -110,7 +110,8 @@ extension PushBatch {
             ON CONFLICT DO NOTHING
             RETURNING w.progress_id
             """
-        return [forget, keep]
+        // Only what there is to do: a completion adds and forgets nothing.
+        return (covered.days.isEmpty ? [] : [forget]) + (added.days.isEmpty ? [] : [keep])
     }
 
     /// One stored day, as `storedProgressDays` returns it.
