@@ -26,39 +26,16 @@ extension PushBatch {
         // of its own. (A read of `usage_events` itself, with a generic plan, locks every
         // partition and its indexes before it prunes them: 244 locks for five years of months.)
         let isUsage = table.collection == .usageEvents
-        var queries = [
-            isUsage
-                ? SyncTableSQL.registered(tenant: tenant, user: user, ids: changes.map(\.id))
-                : SyncTableSQL.current(table.collection, tenant: tenant, user: user, keys: changes.map(\.id))
-        ]
-        if !rows.isEmpty && !isUsage {
-            queries.append(SyncTableSQL.appendOnly(table, tenant: tenant, user: user, rows: rows))
-        } else if !rows.isEmpty && readsOwnRegistrations {
-            // Registered and inserted in the same round trip: the insert takes the ids this
-            // transaction registered (Citus cannot send an `INSERT` inside a `WITH` to one worker).
-            queries += [
-                SyncTableSQL.registerUsageEvents(table, tenant: tenant, user: user, rows: rows),
-                SyncTableSQL.appendRegisteredHere(table, tenant: tenant, user: user, rows: rows),
-            ]
-        }
-        let read = try await connection.pipeline(queries)
-        guard read.count == queries.count, let lookup = read.first, let last = read.last else {
-            throw PGError(kind: .client, message: "the append reads returned \(read.count) results")
-        }
-        let existing: [String: StoredRow]
-        if isUsage {
-            let known = try lookup.rows.map { try $0.decode("id", as: UUID.self) }
-            existing = known.isEmpty ? [:] : try await storedRows(table.collection, keys: known)
+        let existing: [String: StoredRow], inserted: Set<UUID>
+        if isUsage && registersInTheInsert && !rows.isEmpty {
+            // On one node the registration is the lookup: one statement registers and inserts
+            // the ids the registry did not know; only the ids it knew (seldom any) are read.
+            let result = try await connection.query(SyncTableSQL.registerAndAppendUsageEvents(table, tenant: tenant, user: user, rows: rows))
+            inserted = Set(try result.rows.map { try $0.decode("id", as: UUID.self) })
+            let known = Set(changes.map(\.id)).subtracting(inserted)
+            existing = known.isEmpty ? [:] : try await storedRows(table.collection, keys: Array(known))
         } else {
-            existing = try storedRows(lookup)
-        }
-        let inserted: Set<UUID>
-        if queries.count > 1 {
-            inserted = Set(try last.rows.map { try $0.decode("id", as: UUID.self) })
-        } else if isUsage && !rows.isEmpty {
-            inserted = try await registerThenAppend(table, rows)
-        } else {
-            inserted = []
+            (existing, inserted) = try await lookUpThenAppend(table, changes, rows: rows)
         }
         if inserted.isEmpty { nextVersion = firstVersion }
         let storedChanges = changes.filter { existing[$0.id.uuidString.lowercased()] != nil }
@@ -111,6 +88,32 @@ extension PushBatch {
                 }
             }
         }
+    }
+
+    /// The stored rows of `changes`' ids, then the rows not stored yet inserted: for xp in one
+    /// round trip (the insert skips a stored id by itself); for usage events on Citus, the
+    /// registry probed and the new ids registered, then inserted (`registerThenAppend`).
+    private func lookUpThenAppend(_ table: SyncTable, _ changes: [PushChange], rows: [SyncRow]) async throws -> ([String: StoredRow], Set<UUID>) {
+        let isUsage = table.collection == .usageEvents
+        var queries = [
+            isUsage
+                ? SyncTableSQL.registered(tenant: tenant, user: user, ids: changes.map(\.id))
+                : SyncTableSQL.current(table.collection, tenant: tenant, user: user, keys: changes.map(\.id))
+        ]
+        if !rows.isEmpty && !isUsage { queries.append(SyncTableSQL.appendOnly(table, tenant: tenant, user: user, rows: rows)) }
+        let read = try await connection.pipeline(queries)
+        guard read.count == queries.count, let lookup = read.first, let last = read.last else {
+            throw PGError(kind: .client, message: "the append reads returned \(read.count) results")
+        }
+        let existing: [String: StoredRow]
+        if isUsage {
+            let known = try lookup.rows.map { try $0.decode("id", as: UUID.self) }
+            existing = known.isEmpty ? [:] : try await storedRows(table.collection, keys: known)
+        } else {
+            existing = try storedRows(lookup)
+        }
+        if queries.count > 1 { return (existing, Set(try last.rows.map { try $0.decode("id", as: UUID.self) })) }
+        return (existing, isUsage && !rows.isEmpty ? try await registerThenAppend(table, rows) : [])
     }
 
     /// Usage events registered, then those the registry took inserted: two round trips, as

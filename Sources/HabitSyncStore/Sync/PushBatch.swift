@@ -20,10 +20,9 @@ final class PushBatch {
     /// collection's write runs under a savepoint, and a refused change is isolated by
     /// bisection and rejected, so the rest of the batch is still stored.
     let isolatesRefusals: Bool
-    /// One node (not Citus), on the fast path (no savepoints): a statement can find the rows an
-    /// earlier one of this transaction wrote by their `xmin`, so a usage event's registration
-    /// and insert go in one round trip (`SyncTableSQL.appendRegisteredHere`).
-    let readsOwnRegistrations: Bool
+    /// One node (not Citus): a usage event's registration and insert are one statement
+    /// (`SyncTableSQL.registerAndAppendUsageEvents`), which Citus cannot route to one worker.
+    let registersInTheInsert: Bool
     var nextVersion: Int64
     var results: [ChangeResult?] = []
     var raw: [[String: JSONValue]] = []
@@ -44,7 +43,7 @@ final class PushBatch {
         connection: PGConnection, tenant: UUID, user: String, device: String, batchID: UUID, derivedRecordID: UUID, firstVersion: Int64,
         context: ValidationContext, isolatesRefusals: Bool, singleNode: Bool = false
     ) {
-        self.readsOwnRegistrations = singleNode && !isolatesRefusals
+        self.registersInTheInsert = singleNode
         self.connection = connection
         self.tenant = tenant
         self.user = user

@@ -154,18 +154,21 @@ enum SyncTableSQL {
         """
     }
 
-    /// `registerUsageEvents` and `appendRegistered` in one round trip, for one node (not
-    /// Citus, whose workers have transaction ids of their own), outside any savepoint: inserts
-    /// the rows whose registry row this transaction wrote (`xmin`), i.e. those the registration
-    /// just before it in the same pipeline took. Returns their ids.
-    static func appendRegisteredHere(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
+    /// `registerUsageEvents` and `appendRegistered` as one statement, for one node (Citus
+    /// cannot send an `INSERT` inside a `WITH` to one worker): the events whose ids the registry
+    /// did not know yet are registered and inserted, and nothing else. Returns their ids.
+    static func registerAndAppendUsageEvents(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
         """
-        WITH input AS (\(input(table, rows)))
+        WITH input AS (\(input(table, rows))),
+        registered AS (
+            INSERT INTO usage_event_ids AS r (tenant_id, user_id, id, occurred_at, is_exit)
+            SELECT owner.tenant_id, owner.user_id, i.id, i.occurred_at, i.event_type = 'exit_to_focus'
+            FROM input i CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
+            ON CONFLICT (tenant_id, user_id, id) DO NOTHING
+            RETURNING r.id)
         INSERT INTO \(table.table) AS w (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
         SELECT owner.tenant_id, owner.user_id, i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, i.now
-        FROM input i CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
-        WHERE EXISTS (SELECT 1 FROM usage_event_ids r WHERE r.tenant_id = \(tenant) AND r.user_id = \(user) AND r.id = i.id
-                      AND r.xmin = pg_current_xact_id()::xid OFFSET 0)
+        FROM input i JOIN registered n ON n.id = i.id CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
         RETURNING w.id
         """
     }
