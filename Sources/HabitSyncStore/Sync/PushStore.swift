@@ -157,6 +157,24 @@ public struct PushStore: Sendable {
             """
     }
 
+    /// A push's last statement on one node: the device's last push, the user's row (counter,
+    /// time seen, digests) and the saved answer written by one statement, which also sends the
+    /// notice when there is one (four statements, each with an executor of its own, before).
+    /// The tables it writes have no digest triggers, so the user's row folds in every delta the
+    /// push's earlier statements set aside. Not on Citus, which cannot send data-modifying `WITH`
+    /// parts to one worker, nor a notification from one.
+    static func closePush(
+        tenant: UUID, user: String, device: String, counter: Int64, notice: ChangeNotice?, batch: UUID, hash: [UInt8], body: [UInt8]
+    ) -> PGQuery {
+        let last: PGQuery = notice.map(notifyChange) ?? "SELECT NULL"
+        return """
+            WITH device AS (\(touchDevice(tenant: tenant, user: user, device: device))),
+            closed AS (\(closeUser(tenant: tenant, user: user, counter: counter, digestsDeferred: true))),
+            saved AS (\(saveBatch(tenant: tenant, user: user, device: device, batch: batch, hash: hash, body: body)))
+            \(last)
+            """
+    }
+
     /// For a push's transaction, where not on Citus: the digest triggers set their deltas
     /// aside for `closeUser` instead of writing the user's row each (a Citus worker does not
     /// see the setting, and writes them at once as before).
@@ -228,25 +246,35 @@ public struct PushStore: Sendable {
             try await batch.apply(plan, raw: request.changes, prefetched: prefetched)
             try await batch.recomputeDerivedStateIfNeeded()
             // The closing statements go as one pipeline with the COMMIT (and the writes still
-            // deferred before them, `PushBatch.writeLater`): the device's last push, the conflict log (on the slow path it runs alone, under a savepoint), the user's
-            // counter and digests and the notice, the saved answer.
-            var closing: [PGQuery] = [Self.touchDevice(tenant: identity.tenantID, user: identity.userID, device: deviceID)]
+            // deferred before them, `PushBatch.writeLater`): the conflict log (on the slow path
+            // it runs alone, under a savepoint), the device's last push, the user's counter and
+            // digests (every push: the time it was seen), the notice when versions moved, the
+            // saved answer.
+            var closing: [PGQuery] = []
             if isolatingRefusals {
                 try await batch.logConflicts()
             } else if let log = batch.conflictLogQuery() {
                 closing.append(log)
             }
-            // The user's row, every push (the time it was seen); the notice when versions moved.
-            closing.append(Self.closeUser(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1, digestsDeferred: defersDigests))
+            var notice: ChangeNotice?
             if batch.nextVersion - 1 > counter {
                 let touched = batch.tally.counts.filter { ($0.value["applied"] ?? 0) > 0 }.keys.sorted()
-                let notice = ChangeNotice(
-                    tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1,
-                    deviceID: deviceID, collections: touched)
-                closing.append(Self.notifyChange(notice))
+                notice = ChangeNotice(
+                    tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1, deviceID: deviceID, collections: touched)
             }
             let body = Array(batch.responseJSON(epoch: epochs.epoch).utf8)
-            closing.append(Self.saveBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId, hash: requestHash, body: body))
+            if defersDigests {
+                closing.append(
+                    Self.closePush(
+                        tenant: identity.tenantID, user: identity.userID, device: deviceID, counter: batch.nextVersion - 1, notice: notice,
+                        batch: request.batchId, hash: requestHash, body: body))
+            } else {
+                closing.append(Self.touchDevice(tenant: identity.tenantID, user: identity.userID, device: deviceID))
+                closing.append(Self.closeUser(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1, digestsDeferred: false))
+                if let notice { closing.append(Self.notifyChange(notice)) }
+                closing.append(
+                    Self.saveBatch(tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId, hash: requestHash, body: body))
+            }
             // The last round trip commits too (`PGConnection.pipeline(_:commit:)`).
             _ = try await connection.pipeline(closing, commit: true)
             var tally = batch.tally
