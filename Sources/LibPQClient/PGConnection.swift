@@ -13,7 +13,7 @@ public final class PGConnection: Sendable {
     final class Handle {
         var pointer: OpaquePointer?
         /// Statements prepared on this session: SQL text and parameter types → statement name.
-        var prepared: [String: String] = [:]
+        var prepared: [StatementKey: String] = [:]
         /// Fixed commands (a transaction's `BEGIN` and `SET LOCAL`s) not sent yet: they go in
         /// the same round trip as the first statement that needs the server (`deferCommands`).
         var prelude: [PGQuery] = []
@@ -33,9 +33,14 @@ public final class PGConnection: Sendable {
         /// The last pipeline committed the transaction (`pipeline(_:commit:)`).
         var committed = false
         /// What `prepared` is keyed by: the same text with other parameter types is another
-        /// statement.
-        static func key(_ query: PGQuery, types: [Oid]) -> String {
-            query.sql + "\u{0}" + types.map(String.init).joined(separator: ",")
+        /// statement. The query's pieces (the text between its placeholders) stand for its text:
+        /// hashed as they are, not joined into the SQL and a string of types on every execution.
+        struct StatementKey: Hashable {
+            let pieces: [String]
+            let types: [Oid]
+        }
+        static func key(_ query: PGQuery, types: [Oid]) -> StatementKey {
+            StatementKey(pieces: query.pieces, types: types)
         }
         init(_ pointer: OpaquePointer) { self.pointer = pointer }
     }
@@ -243,7 +248,7 @@ public final class PGConnection: Sendable {
 
     /// What one pipeline sent, in order: each produces one result (or an aborted marker).
     private enum PipelineStep {
-        case prepare(key: String, name: String)
+        case prepare(key: Handle.StatementKey, name: String)
         /// A statement; `returned`: its result is the caller's (not a deferred statement's).
         case execute(returned: Bool)
         /// A fixed command (the prelude, the closing COMMIT): its result is not returned.
@@ -268,7 +273,7 @@ public final class PGConnection: Sendable {
             guard PQsendQueryParams(pointer, command.sql, 0, nil, nil, nil, nil, 0) == 1 else { throw connectionError(pointer) }
             steps.append(.command)
         }
-        var pending: [String: String] = [:]
+        var pending: [Handle.StatementKey: String] = [:]
         for (position, query) in (deferred + queries).enumerated() {
             let types = query.binds.map { Oid($0.type.rawValue) }
             var name: String?

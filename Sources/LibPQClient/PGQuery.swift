@@ -13,7 +13,7 @@ import Foundation
 public struct PGQuery: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The text between placeholders: `pieces.count == binds.count + 1`, and bind `i` sits
     /// between `pieces[i]` and `pieces[i + 1]`.
-    private var pieces: [String]
+    private(set) var pieces: [String]
     public private(set) var binds: [PGBind]
 
     /// Raw SQL text, without parameters. Never build it from input.
