@@ -77,6 +77,15 @@ public struct PushStore: Sendable {
         """
     }
 
+    /// `lockExistingUser` when no other request holds the lock: no row when it is held (or the
+    /// user has none yet), without waiting.
+    static func lockExistingUserIfFree(tenant: UUID, user: String) -> PGQuery {
+        """
+        SELECT change_counter, derived_record_id, account_epoch, database_epoch, restored_through, account_restarted
+        FROM users WHERE tenant_id = \(tenant) AND user_id = \(user) FOR UPDATE SKIP LOCKED
+        """
+    }
+
     /// Raises HS410 when the account was erased; ends a pipeline there.
     static func assertNotErased(tenant: UUID, user: String) -> PGQuery {
         "SELECT habitsync_assert_not_erased(\(tenant), \(user))"
@@ -88,12 +97,18 @@ public struct PushStore: Sendable {
 
     /// The user's row, locked for this transaction (created on first use); an erased account
     /// is refused (`StoreError.erasedAccount`) and nothing is stored for it. The erasure is
-    /// looked for before the lock (a request arriving while an erasure holds or waits for the
-    /// lock is refused at once) and again once the lock is granted (a statement of its own: a
-    /// snapshot taken after the wait, so a request that waited behind an erasure sees its
-    /// marker). `then`: statements for the same round trip, after the lock.
+    /// looked for once the lock is granted (a statement of its own: a snapshot taken after
+    /// any wait, so a request that waited behind an erasure sees its marker). The lock is
+    /// taken without waiting first; when another request holds it (an erasure among them),
+    /// the erasure is looked for before waiting too, so a request arriving while an erasure
+    /// holds or waits for the lock is refused at once. `then`: statements for the same round
+    /// trip, after the lock (run again after a wait).
     static func lockLiveUser(_ connection: PGConnection, tenant: UUID, user: String, then more: [PGQuery] = []) async throws -> (user: PGRow, more: [PGResult]) {
         do {
+            let free = try await connection.pipeline([lockExistingUserIfFree(tenant: tenant, user: user), assertNotErased(tenant: tenant, user: user)] + more)
+            guard free.count == 2 + more.count else { throw PGError(kind: .client, message: "the user's lock returned \(free.count) results") }
+            if let row = free[0].rows.first { return (row, Array(free[2...])) }
+            // Held by another request, or no row yet: look for an erasure, wait, look again.
             let results = try await connection.pipeline(
                 [assertNotErased(tenant: tenant, user: user), lockExistingUser(tenant: tenant, user: user), assertNotErased(tenant: tenant, user: user)] + more)
             guard results.count == 3 + more.count else { throw PGError(kind: .client, message: "the user's lock returned \(results.count) results") }
