@@ -7,17 +7,11 @@ CREATE OR REPLACE FUNCTION public.habitsync_user_erased(p_tenant uuid, p_user te
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_catalog'
 AS $function$
-    DECLARE
-        marker bytea;
     BEGIN
-        IF NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = p_tenant) THEN
-            RETURN true;
-        END IF;
-        SELECT sha256(k.key || convert_to(p_user, 'UTF8')) INTO marker FROM erasure_keys k WHERE k.tenant_id = p_tenant;
-        IF marker IS NULL THEN
-            RETURN false;
-        END IF;
-        RETURN EXISTS (SELECT 1 FROM erased_users e WHERE e.tenant_id = p_tenant AND e.user_hash = marker);
+        RETURN NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = p_tenant)
+            OR EXISTS (SELECT 1 FROM erasure_keys k
+                       JOIN erased_users e ON e.tenant_id = k.tenant_id AND e.user_hash = sha256(k.key || convert_to(p_user, 'UTF8'))
+                       WHERE k.tenant_id = p_tenant);
     END
     $function$
 
