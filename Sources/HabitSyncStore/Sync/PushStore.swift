@@ -98,16 +98,22 @@ public struct PushStore: Sendable {
     /// The user's row, locked for this transaction (created on first use); an erased account
     /// is refused (`StoreError.erasedAccount`) and nothing is stored for it. The erasure is
     /// looked for once the lock is granted (a statement of its own: a snapshot taken after
-    /// any wait, so a request that waited behind an erasure sees its marker). The lock is
-    /// taken without waiting first; when another request holds it (an erasure among them),
-    /// the erasure is looked for before waiting too, so a request arriving while an erasure
-    /// holds or waits for the lock is refused at once. `then`: statements for the same round
+    /// any wait, so a request that waited behind an erasure sees its marker), and before the
+    /// lock is waited for (a request arriving while an erasure holds or waits for the lock is
+    /// refused at once). `tryingFirst` (a push on one node): the lock is first asked for
+    /// without waiting, and when it is free the check before it is not needed; when another
+    /// request holds it, the careful way follows. (Not on Citus, whose routing of
+    /// `SKIP LOCKED` to a worker is not tested here.) `then`: statements for the same round
     /// trip, after the lock (run again after a wait).
-    static func lockLiveUser(_ connection: PGConnection, tenant: UUID, user: String, then more: [PGQuery] = []) async throws -> (user: PGRow, more: [PGResult]) {
+    static func lockLiveUser(
+        _ connection: PGConnection, tenant: UUID, user: String, then more: [PGQuery] = [], tryingFirst: Bool = false
+    ) async throws -> (user: PGRow, more: [PGResult]) {
         do {
-            let free = try await connection.pipeline([lockExistingUserIfFree(tenant: tenant, user: user), assertNotErased(tenant: tenant, user: user)] + more)
-            guard free.count == 2 + more.count else { throw PGError(kind: .client, message: "the user's lock returned \(free.count) results") }
-            if let row = free[0].rows.first { return (row, Array(free[2...])) }
+            if tryingFirst {
+                let free = try await connection.pipeline([lockExistingUserIfFree(tenant: tenant, user: user), assertNotErased(tenant: tenant, user: user)] + more)
+                guard free.count == 2 + more.count else { throw PGError(kind: .client, message: "the user's lock returned \(free.count) results") }
+                if let row = free[0].rows.first { return (row, Array(free[2...])) }
+            }
             // Held by another request, or no row yet: look for an erasure, wait, look again.
             let results = try await connection.pipeline(
                 [assertNotErased(tenant: tenant, user: user), lockExistingUser(tenant: tenant, user: user), assertNotErased(tenant: tenant, user: user)] + more)
@@ -125,9 +131,11 @@ public struct PushStore: Sendable {
     /// so a retry racing its first attempt sees its answer), and the batch's `prefetch` reads,
     /// as one round trip.
     static func lockLiveUserFindingBatch(
-        _ connection: PGConnection, tenant: UUID, user: String, device: String, batch: UUID, prefetch: [PGQuery] = []
+        _ connection: PGConnection, tenant: UUID, user: String, device: String, batch: UUID, prefetch: [PGQuery] = [], tryingFirst: Bool = false
     ) async throws -> (user: PGRow, previous: PGRow?, prefetched: [PGResult]) {
-        let (row, more) = try await lockLiveUser(connection, tenant: tenant, user: user, then: [findBatch(tenant: tenant, user: user, device: device, batch: batch)] + prefetch)
+        let (row, more) = try await lockLiveUser(
+            connection, tenant: tenant, user: user, then: [findBatch(tenant: tenant, user: user, device: device, batch: batch)] + prefetch,
+            tryingFirst: tryingFirst)
         return (row, more.first?.rows.first, Array(more.dropFirst()))
     }
 
@@ -238,7 +246,7 @@ public struct PushStore: Sendable {
             // One round trip (with BEGIN and the settings): the user's lock and the replay lookup.
             let (user, previous, prefetched) = try await Self.lockLiveUserFindingBatch(
                 connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId,
-                prefetch: isolatingRefusals ? [] : PushBatch.prefetch(plan, tenant: identity.tenantID, user: identity.userID))
+                prefetch: isolatingRefusals ? [] : PushBatch.prefetch(plan, tenant: identity.tenantID, user: identity.userID), tryingFirst: defersDigests)
             let counter = try user.decode("change_counter", as: Int64.self)
             let derivedID = try user.decode("derived_record_id", as: UUID.self)
             let epochs = try SyncEpochRefusal.serverState(user)
