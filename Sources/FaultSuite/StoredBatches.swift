@@ -19,8 +19,12 @@ struct StoredBatches {
         "SELECT user_id, batch_id FROM push_batches WHERE tenant_id = \(tenant)"
     }
 
+    /// Both reads in one snapshot: right after a kill the dead server's last transaction may
+    /// still commit (its pipeline held the COMMIT), and between two statements of their own
+    /// the records could be read before it and the idempotency record after (a batch counted
+    /// as "partial" once, that way).
     static func read(_ pool: PGPool, tenant: UUID) async throws -> StoredBatches {
-        try await pool.withConnection { connection in
+        try await pool.withTransaction(isolation: .repeatableRead, readOnly: true) { connection in
             let ids = try await connection.query(storedRecordIDs(tenant: tenant)).rows.map { try $0.decode("id", as: UUID.self) }
             var batches: [String: Int] = [:]
             for row in try await connection.query(storedBatchIDs(tenant: tenant)).rows {
