@@ -36,7 +36,8 @@ struct RequestObservationMiddleware: RouterMiddleware {
             // A bug (500) or an unexpected database error is logged; a 503 the server chose
             // (database lost, busy, memory budget) is not an error of this request.
             if apiError.kind == .internalError || (error as? PGError)?.kind == .server {
-                // PGError's description carries SQLSTATE and the server's message, never parameters.
+                // PGError's description carries SQLSTATE and the server's message (for a data
+                // error the constraint, table and column instead), never parameters or values.
                 let detail = (error as? PGError).map { "\($0)" } ?? String(reflecting: type(of: error))
                 context.logger.error("request failed", metadata: ["error": .string(detail)])
             }

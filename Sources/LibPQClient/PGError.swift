@@ -1,6 +1,9 @@
 /// An error from the PostgreSQL client. Its `description` may reach a log: it carries the
 /// SQLSTATE, the server's message and hint, but never the query's parameters, connection
 /// secrets, or the `detail` field (which can quote row values, such as a duplicate key's).
+/// For a data error (`isDataError`) it leaves out the message too, which can quote the value
+/// refused (22P02: `invalid input syntax for type uuid: "…"`), and names the constraint,
+/// table and column instead.
 public struct PGError: Error, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable {
         /// Could not connect, or the connection broke during a call.
@@ -60,6 +63,10 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         var text = "PostgreSQL \(kind.rawValue) error"
         if let sqlState { text += " \(sqlState)" }
+        guard !isDataError else {
+            let names = [constraint.map { "constraint \($0)" }, table.map { "table \($0)" }, column.map { "column \($0)" }].compactMap { $0 }
+            return text + ": a value was refused" + (names.isEmpty ? "" : " (\(names.joined(separator: ", ")))")
+        }
         text += ": \(message)"
         if let hint { text += " (hint: \(hint))" }
         return text

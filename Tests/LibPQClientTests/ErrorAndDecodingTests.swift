@@ -36,8 +36,11 @@ import Testing
                 try await pool.withConnection { try await $0.query("SELECT \(secret)::int AS n") }
             }
         } throws: { error in
+            // PostgreSQL's own message quotes the value ("invalid input syntax for type
+            // integer: …"); the description, which reaches logs, must not.
             let error = error as! PGError
-            return error.sqlState == .invalidTextRepresentation && !String(describing: PGQuery("SELECT \(secret)")).contains(secret)
+            return error.sqlState == .invalidTextRepresentation && error.message.contains(secret) && !error.description.contains(secret)
+                && error.description.contains("22P02") && !String(describing: PGQuery("SELECT \(secret)")).contains(secret)
         }
     }
 
