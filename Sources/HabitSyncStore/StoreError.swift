@@ -1,20 +1,21 @@
 /// A store failure the caller can act on, with a stable code.
 public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
-    public enum Code: String, Sendable {
-        case tenantExists = "tenant_exists"
-        case tenantNotFound = "tenant_not_found"
-        case noSigningKey = "no_signing_key"
+    /// The wire code each stands for is chosen once, at the edge (`APIErrorKind`).
+    public enum Code: Sendable {
+        case tenantExists
+        case tenantNotFound
+        case noSigningKey
         /// The tenant already accepts this issuer, or another tenant accepts an audience of it.
-        case issuerConflict = "issuer_conflict"
-        case issuerNotFound = "issuer_not_found"
+        case issuerConflict
+        case issuerNotFound
         /// One user has too many pushes waiting in this process.
-        case tooManyPushes = "too_many_pushes"
+        case tooManyPushes
         /// The user's account was erased: nothing of theirs is read or stored any more.
-        case accountErased = "account_erased"
+        case accountErased
         /// A statistics range holds more habit-days than one request computes.
-        case rangeTooLarge = "range_too_large"
+        case rangeTooLarge
         /// The user already runs as many statistics or exports as allowed at once.
-        case tooManyReads = "too_many_requests"
+        case tooManyReads
     }
 
     public let code: Code

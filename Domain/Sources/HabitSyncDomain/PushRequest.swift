@@ -79,17 +79,18 @@ public struct PushRequest: Sendable {
 /// Why a whole push request was refused: nothing of it is applied. The HTTP layer maps each
 /// code to a status.
 public struct PushRequestError: Error, Sendable, Equatable {
-    public enum Code: String, Sendable {
-        case malformedJSON = "malformed_json"
-        case malformedRequest = "malformed_request"
-        case unknownField = "unknown_field"
-        case invalidField = "invalid_field"
+    /// The wire code each stands for is chosen once, at the edge (`APIErrorKind`).
+    public enum Code: Sendable {
+        case malformedJSON
+        case malformedRequest
+        case unknownField
+        case invalidField
         /// More changes than the server takes in one batch.
-        case tooManyChanges = "too_many_changes"
+        case tooManyChanges
         /// A document whose tree would exceed the parser's limits.
-        case tooLarge = "too_large"
+        case tooLarge
         /// A `protocolVersion` this server does not serve.
-        case unsupportedProtocolVersion = "unsupported_protocol_version"
+        case unsupportedProtocolVersion
     }
 
     public let code: Code
