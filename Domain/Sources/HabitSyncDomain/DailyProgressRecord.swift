@@ -13,6 +13,21 @@ public struct DailyProgressRecord: Sendable, Equatable {
     public var skipReason: String?
     public var skipNote: String?
 
+    /// A record as stored (the store reads it from typed columns, which PostgreSQL's
+    /// constraints already hold to the rules the wire init checks).
+    public init(
+        habitId: UUID, date: LocalDate, progressCount: Int, goalCount: Int, timestamps: [Date], difficulty: Int?, skipReason: String?, skipNote: String?
+    ) {
+        self.habitId = habitId
+        self.date = date
+        self.progressCount = progressCount
+        self.goalCount = goalCount
+        self.timestamps = timestamps
+        self.difficulty = difficulty
+        self.skipReason = skipReason
+        self.skipNote = skipNote
+    }
+
     public init(_ fields: [String: JSONValue], context: ValidationContext) throws(ChangeRejection) {
         var reader = FieldReader(fields, context: context)
         habitId = try reader.required("habitId", try reader.uuid("habitId"))

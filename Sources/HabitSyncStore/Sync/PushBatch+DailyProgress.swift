@@ -14,7 +14,6 @@ extension PushBatch {
         let columns: PGQuery = """
             h.id, h.habit_id, h.date, h.goal_count, h.progress_count, h.timestamps::text AS timestamps, h.timestamps AS stamps, h.difficulty, h.skip_reason, h.skip_note,
             h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
-            \(WireChangeSQL.change(.dailyProgress, alias: "h"))::text AS change,
             CASE WHEN h.count_set_at IS NOT NULL THEN h.count_set_value WHEN h.deleted_at IS NULL THEN h.progress_count ELSE 0 END AS set_value,
             CASE WHEN h.count_set_at = '-infinity' THEN NULL ELSE coalesce(h.count_set_at, h.updated_at) END AS set_at,
             coalesce(h.count_set_by, h.updated_by) AS set_by,
@@ -145,12 +144,6 @@ extension PushBatch {
     /// The stored days, as `storedProgressDays` read them.
     func storedDays(_ result: PGResult) throws -> [StoredDay] {
         try result.rows.map { row in
-            let change = try row.decode("change", as: String.self)
-            var record: DailyProgressRecord?
-            if case .object(let fields)? = try? JSONParser.parse(bytes: Array(change.utf8)), case .object(let stored)? = fields["record"] {
-                // Under the push's own context (its zones are not needed to read a stored day).
-                record = try? DailyProgressRecord(stored, context: context)
-            }
             // From the column: a tombstone keeps the timestamps later than its delete too.
             let timestamps = try row.decodeIfPresent("stamps", as: [Date].self) ?? []
             let setAt = try row.decodeIfPresent("set_at", as: Date.self)
@@ -178,14 +171,20 @@ extension PushBatch {
             let deleted = try row.decode("deleted", as: Bool.self)
             let skipReason = try row.decodeIfPresent("skip_reason", as: String.self)
             let goal = try row.decodeIfPresent("goal_count", as: Int.self), count = try row.decodeIfPresent("progress_count", as: Int.self)
+            let difficulty = try row.decodeIfPresent("difficulty", as: Int.self), skipNote = try row.decodeIfPresent("skip_note", as: String.self)
+            // The stored record from its typed columns (a tombstone has none on the wire).
+            var record: DailyProgressRecord?
+            if !deleted, let habit, let date, let count, let goal {
+                record = DailyProgressRecord(
+                    habitId: habit, date: date, progressCount: count, goalCount: goal, timestamps: timestamps, difficulty: difficulty,
+                    skipReason: skipReason, skipNote: skipNote)
+            }
             return StoredDay(
                 id: try row.decode("id", as: UUID.self), naturalKey: habit.flatMap { h in date.map { "\(h)|\($0)" } },
                 columns: ProgressDayColumns(
                     habitID: habit, date: date, goalCount: goal,
                     timestamps: try row.decodeIfPresent("timestamps", as: String.self),
-                    difficulty: try row.decodeIfPresent("difficulty", as: Int.self),
-                    skipReason: skipReason,
-                    skipNote: try row.decodeIfPresent("skip_note", as: String.self)),
+                    difficulty: difficulty, skipReason: skipReason, skipNote: skipNote),
                 serverVersion: try row.decode("server_version", as: Int64.self),
                 merge: ProgressDayMerge.Stored(record: record, timestamps: timestamps, key: key, deleted: deleted, countSetting: setting),
                 additions: additions,
