@@ -27,6 +27,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("check-in-connections"), help: "With --check-in: this many connections (16 by default; 1 shows each statement's own cost in pg_stat_statements).")
     var checkInConnections = 16
     @Option(name: .customLong("check-ins"), help: "With --check-in: check-ins per connection (150 by default).") var checkInsPerConnection = 150
+    @Flag(
+        name: .customLong("first-of-day"),
+        help: "With --check-in: every check-in is a user's first completion of the day (a user each), which moves the streak and recomputes.")
+    var checkInFirstOfDay = false
     @Flag(name: .customLong("history-scale"), help: "Measure only push and first-pull-of-a-day latency against a week, 5 and 10 years of history.") var historyScaleOnly = false
     @Option(name: .customLong("history-runs"), help: "With --history-scale: this many fresh databases in turn, every other one seeded without ANALYZE.") var historyRuns = 1
 
@@ -209,7 +213,8 @@ struct BenchCommand: AsyncParsableCommand {
     /// The check-in row: 16 connections over 256 users (by default).
     func checkIn(_ environment: BenchEnvironment) async throws -> CheckInBench.Result {
         try await CheckInBench.measure(
-            environment, connections: checkInConnections, users: quick ? 32 : 256, checkInsPerConnection: quick ? 10 : checkInsPerConnection, log: log)
+            environment, connections: checkInConnections, users: quick ? 32 : 256, checkInsPerConnection: quick ? 10 : checkInsPerConnection,
+            firstOfDay: checkInFirstOfDay, log: log)
     }
 
     func log(_ message: String) { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }
