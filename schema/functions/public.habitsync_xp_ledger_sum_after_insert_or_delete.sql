@@ -9,9 +9,7 @@ DECLARE
     touched record;
 BEGIN
     FOR touched IN SELECT tenant_id, user_id, sum(amount) AS total FROM changed GROUP BY tenant_id, user_id LOOP
-        CONTINUE WHEN touched.total IS NULL OR touched.total = 0;
-        EXECUTE format('UPDATE users SET xp_ledger_sum = xp_ledger_sum + %s WHERE tenant_id = %L AND user_id = %L',
-                       CASE TG_OP WHEN 'DELETE' THEN -touched.total ELSE touched.total END, touched.tenant_id, touched.user_id);
+        PERFORM habitsync_xp_ledger_move(touched.tenant_id, touched.user_id, CASE TG_OP WHEN 'DELETE' THEN -touched.total ELSE touched.total END);
     END LOOP;
     RETURN NULL;
 END

@@ -14,9 +14,7 @@ BEGIN
             UNION ALL SELECT tenant_id, user_id, -amount FROM updated_old) d
         GROUP BY tenant_id, user_id
     LOOP
-        CONTINUE WHEN touched.total IS NULL OR touched.total = 0;
-        EXECUTE format('UPDATE users SET xp_ledger_sum = xp_ledger_sum + %s WHERE tenant_id = %L AND user_id = %L',
-                       touched.total, touched.tenant_id, touched.user_id);
+        PERFORM habitsync_xp_ledger_move(touched.tenant_id, touched.user_id, touched.total);
     END LOOP;
     RETURN NULL;
 END

@@ -4,11 +4,12 @@ import LibPQClient
 
 /// The SQL of `DerivedStateWriter`, one statement each; every value is a bind.
 enum DerivedStateQueries {
-    /// The user's calendar, the tenant's award, the ledger's running total, and the zone the
-    /// runs of exit days were built in.
+    /// The user's calendar, the tenant's award, the ledger's running total (with what this
+    /// push's XP writes set aside for it, `PushStore.pendingXPLedger`), and the zone the runs
+    /// of exit days were built in.
     static func context(tenant: UUID, user: String) -> PGQuery {
         """
-        SELECT u.time_zone, t.daily_completion_xp, u.xp_ledger_sum, u.exit_runs_zone
+        SELECT u.time_zone, t.daily_completion_xp, u.xp_ledger_sum + \(PushStore.pendingXPLedger) AS xp_ledger_sum, u.exit_runs_zone
         FROM users u JOIN tenants t ON t.id = u.tenant_id
         WHERE u.tenant_id = \(tenant) AND u.user_id = \(user)
         """

@@ -166,8 +166,8 @@ public struct PushStore: Sendable {
     }
 
     /// A push's one write of the user's row, last: the counter, the time it was seen, and the
-    /// digest deltas its own statements' triggers set aside (`habitsync.defer_digests`,
-    /// migration 0034).
+    /// digest and XP-ledger deltas its own statements' triggers set aside
+    /// (`habitsync.defer_digests`, migrations 0034 and 0037).
     static func closeUser(tenant: UUID, user: String, counter: Int64, digestsDeferred: Bool) -> PGQuery {
         guard digestsDeferred else {
             // On Citus the triggers wrote the digests themselves (on the worker).
@@ -175,7 +175,8 @@ public struct PushStore: Sendable {
         }
         return """
             UPDATE users SET change_counter = greatest(change_counter, \(counter)), last_seen_at = now(),
-                record_digests = habitsync_add_digests(record_digests, nullif(current_setting('habitsync.pending_digests', true), '')::jsonb)
+                record_digests = habitsync_add_digests(record_digests, nullif(current_setting('habitsync.pending_digests', true), '')::jsonb),
+                xp_ledger_sum = xp_ledger_sum + \(pendingXPLedger)
             WHERE tenant_id = \(tenant) AND user_id = \(user)
             """
     }
@@ -197,6 +198,10 @@ public struct PushStore: Sendable {
             \(last)
             """
     }
+
+    /// What the XP ledger's triggers set aside in this push's transaction for
+    /// `users.xp_ledger_sum` (`habitsync.pending_xp_ledger`, migration 0037); 0 outside a push.
+    static let pendingXPLedger: PGFragment = "coalesce(nullif(current_setting('habitsync.pending_xp_ledger', true), '')::bigint, 0)"
 
     /// For a push's transaction, where not on Citus: the digest triggers set their deltas
     /// aside for `closeUser` instead of writing the user's row each (a Citus worker does not
