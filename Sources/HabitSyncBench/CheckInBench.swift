@@ -94,7 +94,9 @@ enum CheckInBench {
             let connection = try PlainHTTPConnection(port: port)
             for person in everyone {
                 let headers = ["Authorization": "Bearer \(person.token)", "X-Device-Id": "phone", "Content-Type": "application/json"]
-                let warmUp = firstOfDay ? body(habit: person.habit, day: person.day, date: today, count: 0, increment: nil, now: now)
+                let warmUp =
+                    firstOfDay
+                    ? body(habit: person.habit, day: person.day, date: today, count: 0, increment: nil, now: now)
                     : body(habit: person.habit, day: person.day, date: today, count: 1, now: now)
                 let status = try connection.post("/v1/sync/push", headers: headers, body: warmUp).status
                 guard status == 200 else { throw BenchError("warm-up check-in answered \(status)") }
