@@ -123,8 +123,9 @@ extension PushBatch {
         let merge: ProgressDayMerge.Stored
         /// The additions after its set, by an id of their own (device, batch, index).
         let additions: [(id: String, addition: ProgressCounter.Addition)]
+
         /// The day as the derived records read it now.
-        let record: DayRecord?
+        var dayRecord: DayRecord? { columns.dayRecord(count: merge.record?.progressCount, deleted: merge.deleted) }
     }
 
     /// What `applyDailyProgress` reads first: the stored days the changes name (by id, and by
@@ -187,16 +188,8 @@ extension PushBatch {
                     difficulty: difficulty, skipReason: skipReason, skipNote: skipNote),
                 serverVersion: try row.decode("server_version", as: Int64.self),
                 merge: ProgressDayMerge.Stored(record: record, timestamps: timestamps, key: key, deleted: deleted, countSetting: setting),
-                additions: additions,
-                record: Self.dayRecord(habit: habit, date: date, count: count, goal: goal, skipped: skipReason != nil, deleted: deleted))
+                additions: additions)
         }
-    }
-
-    /// A day as the derived records read it; nil where they read nothing (a tombstone, or a
-    /// row without the fields a live day has).
-    static func dayRecord(habit: UUID?, date: LocalDate?, count: Int?, goal: Int?, skipped: Bool, deleted: Bool) -> DayRecord? {
-        guard !deleted, let habit, let date, let count, let goal else { return nil }
-        return DayRecord(habitID: habit, date: date, progressCount: count, goalCount: goal, skipped: skipped)
     }
 
     /// Applies the batch's daily progress: the upserts whose habit is live (the others are
@@ -259,9 +252,9 @@ extension PushBatch {
                 columns.timestamps = SQLText.array((merge.timestamps ?? day?.merge.timestamps ?? []).map(WireTime.format))
                 let count = min(counter.count, Int(Int32.max))
                 writes.append(id: target, version: version ?? 0, key: key, deleted: merge.deleted, columns: columns, count: count, setting: merge.countSetting)
-                let written = Self.dayRecord(
-                    habit: columns.habitID, date: columns.date, count: count, goal: columns.goalCount, skipped: columns.skipReason != nil, deleted: merge.deleted)
-                if DayFootprint.canMoveDerivedState(from: day?.record, to: written) { derivedInputsChanged = true }
+                if DayFootprint.canMoveDerivedState(from: day?.dayRecord, to: columns.dayRecord(count: count, deleted: merge.deleted)) {
+                    derivedInputsChanged = true
+                }
                 if let setting = merge.countSetting, (day?.additions ?? []).contains(where: { !(setting.at < $0.addition.at) }) {
                     covered.days.append(target)
                     covered.setAt.append(setting.at.updatedAt)
@@ -323,6 +316,13 @@ struct ProgressDayColumns {
 }
 
 extension ProgressDayColumns {
+    /// The day as the derived records read it, with this count; nil where they read nothing
+    /// (a tombstone, or a row without the fields a live day has).
+    func dayRecord(count: Int?, deleted: Bool) -> DayRecord? {
+        guard !deleted, let habitID, let date, let count, let goalCount else { return nil }
+        return DayRecord(habitID: habitID, date: date, progressCount: count, goalCount: goalCount, skipped: skipReason != nil)
+    }
+
     init(record: DailyProgressRecord) {
         self.init(
             habitID: record.habitId, date: record.date, goalCount: record.goalCount,
