@@ -84,7 +84,7 @@ public struct FuzzRun {
             // connection's own connect_timeout (a keyword string: `HarnessDatabase` made the
             // cluster) overrides the server's 5 s: in a full suite run a first connection once
             // took longer, and the run's first push was answered 503.
-            binary: serverBinary, databaseURL: database.connectionString + " connect_timeout=600", logDirectory: work, name: "fuzz",
+            binary: serverBinary, databaseURL: database.connectionString + " " + HarnessConnectTimeout.keyword, logDirectory: work, name: "fuzz",
             extraArguments: [
                 "--migrate", "off", "--pool-size", "6", "--migrations-dir", migrationsDirectory.standardizedFileURL.path,
                 "--statement-timeout", "60s", "--pool-lease-timeout", "60s",

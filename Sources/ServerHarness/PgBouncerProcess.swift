@@ -127,7 +127,7 @@ public final class PgBouncerProcess: Sendable {
     }
 
     public func connectionString(database: String) -> String {
-        "host=127.0.0.1 port=\(port) user=\(user) password=\(password) dbname='\(database)' connect_timeout=600"
+        "host=127.0.0.1 port=\(port) user=\(user) password=\(password) dbname='\(database)' \(HarnessConnectTimeout.keyword)"
     }
 
     /// Kills it at once. Called at exit too, where Foundation's `waitUntilExit` would spin.

@@ -107,7 +107,7 @@ public actor TestPostgres {
     public func prepareSpareNode(for database: TestDatabase) async throws -> (host: String, port: Int) {
         guard let spare = Self.citusSpareNode else { throw HarnessError("no spare Citus node (HABITSYNC_TEST_CITUS_SPARE_NODE)") }
         let (host, port) = Self.hostAndPort(spare)
-        let conninfo = { (name: String) in "host=\(host) port=\(port) user=postgres dbname=\(name) connect_timeout=600" }
+        let conninfo = { (name: String) in "host=\(host) port=\(port) user=postgres dbname=\(name) \(HarnessConnectTimeout.keyword)" }
         try await Self.admin(conninfo("postgres")) { try await $0.simpleQuery(unsafeSQL: "CREATE DATABASE \(PGQuery.quoteIdentifier(database.name))") }
         try await Self.admin(conninfo(database.name)) { try await $0.simpleQuery(unsafeSQL: "CREATE EXTENSION citus") }
         // A copy of the template still names the template as its distributed database object,
@@ -215,7 +215,7 @@ public actor TestPostgres {
                     let nodes = Self.citusNodes
                     let conninfo: @Sendable (String, String) -> String = { node, database in
                         let (host, port) = TestPostgres.hostAndPort(node)
-                        return "host=\(host) port=\(port) user=postgres dbname=\(database) connect_timeout=600"
+                        return "host=\(host) port=\(port) user=postgres dbname=\(database) \(HarnessConnectTimeout.keyword)"
                     }
                     return Server(
                         admin: conninfo(nodes[0], "postgres"), forDatabase: { conninfo(nodes[0], $0) },
@@ -230,13 +230,10 @@ public actor TestPostgres {
                 Self.cluster.withLock { $0 = cluster }
                 atexit { TestPostgres.cluster.withLock { $0?.stopImmediately() } }
                 let running = cluster.running
-                // libpq's connect_timeout (5 s by default in our client) is not what any test
-                // means: a run beside two release builds once took longer to connect, and in
-                // another the host starved this VM's CPUs for over a minute (the kernel logged
-                // an RCU stall), so connects in flight passed a 120 s deadline on waking.
+                // No connect deadline a busy or stalled machine can pass (`HarnessConnectTimeout`).
                 var server = Server(
-                    admin: running.connectionString(database: "postgres") + " connect_timeout=600",
-                    forDatabase: { running.connectionString(database: $0) + " connect_timeout=600" })
+                    admin: running.connectionString(database: "postgres") + " " + HarnessConnectTimeout.keyword,
+                    forDatabase: { running.connectionString(database: $0) + " " + HarnessConnectTimeout.keyword })
                 if Self.throughPgBouncer {
                     // Three server connections per database: fewer than a server's pool of four.
                     // A queue wait no busy machine reaches: with PgBouncer's 5 s, a request
