@@ -7,15 +7,9 @@ CREATE OR REPLACE FUNCTION public.habitsync_progress_months_after_insert_or_dele
 AS $function$
 DECLARE
     touched record;
-    on_citus boolean := current_setting('citus.shard_count', true) IS NOT NULL;
 BEGIN
     FOR touched IN SELECT DISTINCT tenant_id, user_id, date_trunc('month', date)::date AS month FROM changed WHERE deleted_at IS NULL LOOP
-        IF on_citus THEN
-            EXECUTE format('DELETE FROM derived_streak_months WHERE tenant_id = %L AND user_id = %L AND month = %L',
-                           touched.tenant_id, touched.user_id, touched.month);
-        ELSE
-            DELETE FROM derived_streak_months WHERE tenant_id = touched.tenant_id AND user_id = touched.user_id AND month = touched.month;
-        END IF;
+        PERFORM habitsync_forget_streak_month(touched.tenant_id, touched.user_id, touched.month);
     END LOOP;
     RETURN NULL;
 END

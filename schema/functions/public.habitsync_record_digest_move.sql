@@ -9,8 +9,7 @@ DECLARE
     pending jsonb;
 BEGIN
     IF p_count = 0 AND p_xor = 0 THEN RETURN; END IF;
-    IF current_setting('habitsync.defer_digests', true) = 'on'
-       AND p_tenant::text = current_setting('habitsync.tenant_id', true) AND p_user = current_setting('habitsync.user_id', true) THEN
+    IF habitsync_push_defers_for(p_tenant, p_user) THEN
         pending := coalesce(nullif(current_setting('habitsync.pending_digests', true), ''), '{}')::jsonb;
         pending := jsonb_set(pending, ARRAY[p_collection], jsonb_build_object(
             'count', coalesce((pending #>> ARRAY[p_collection, 'count'])::bigint, 0) + p_count,

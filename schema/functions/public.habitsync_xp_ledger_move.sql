@@ -7,8 +7,7 @@ CREATE OR REPLACE FUNCTION public.habitsync_xp_ledger_move(p_tenant uuid, p_user
 AS $function$
 BEGIN
     IF p_delta IS NULL OR p_delta = 0 THEN RETURN; END IF;
-    IF current_setting('habitsync.defer_digests', true) = 'on'
-       AND p_tenant::text = current_setting('habitsync.tenant_id', true) AND p_user = current_setting('habitsync.user_id', true) THEN
+    IF habitsync_push_defers_for(p_tenant, p_user) THEN
         PERFORM set_config('habitsync.pending_xp_ledger',
                            (coalesce(nullif(current_setting('habitsync.pending_xp_ledger', true), '')::bigint, 0) + p_delta)::text, true);
         RETURN;
