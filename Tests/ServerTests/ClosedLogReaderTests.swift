@@ -14,25 +14,31 @@ import Testing
 /// after (issue 45, item 1). Now every request is answered, the lost lines are counted, and
 /// SIGTERM ends it cleanly.
 @Suite struct ClosedLogReaderTests {
-    @Test func aLogReaderThatGoesAwayCostsLinesNotTheProcess() async throws {
-        let database = try await TestPostgres.shared.migratedDatabase()
-        let port = try freeLoopbackPort()
+    /// `serve` with `arguments`, its output and errors into a new pipe; returns the process
+    /// and the pipe's read end (the write end is closed here: the server holds it).
+    static func serveIntoPipe(_ arguments: [String], environment: [String: String]? = nil, in folder: URL? = nil) throws -> (Process, readEnd: Int32) {
         var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
+        guard pipe(&ends) == 0 else { throw HarnessError("pipe() failed: errno \(errno)") }
         let process = Process()
         process.executableURL = HabitSyncBinary.url
-        process.arguments = [
-            "serve", "--database-url", database.connectionString, "--port", String(port), "--migrate", "off", "--migrations-dir",
-            TestPostgres.migrationsDirectory.path, "--drain-timeout", "10s",
-        ]
+        process.arguments = ["serve"] + arguments + ["--migrations-dir", TestPostgres.migrationsDirectory.path, "--drain-timeout", "10s"]
+        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        if let folder { process.currentDirectoryURL = folder }
         let writer = FileHandle(fileDescriptor: ends[1], closeOnDealloc: false)
         process.standardOutput = writer
         process.standardError = writer
         process.standardInput = FileHandle.nullDevice
+        defer { close(ends[1]) }
         try process.run()
-        // Nobody reads: both ends closed here, so the server's first line meets a closed pipe.
-        close(ends[1])
-        close(ends[0])
+        return (process, ends[0])
+    }
+
+    @Test func aLogReaderThatGoesAwayCostsLinesNotTheProcess() async throws {
+        let database = try await TestPostgres.shared.migratedDatabase()
+        let port = try freeLoopbackPort()
+        let (process, readEnd) = try Self.serveIntoPipe(["--database-url", database.connectionString, "--port", String(port), "--migrate", "off"])
+        // Nobody reads: the read end closed too, so the server's first line meets a closed pipe.
+        close(readEnd)
 
         let ready = try await TestHTTP.awaitReady("http://127.0.0.1:\(port)") { process.isRunning }
         #expect(ready == 200, "the server never became ready")
@@ -57,39 +63,19 @@ import Testing
     /// stops the embedded database it started (before, it died at its next line and left the
     /// database running).
     @Test func ctrlCThroughAClosedPipeStopsTheEmbeddedDatabase() async throws {
-        let folder = try makeTemporaryDirectory("habitsync-ctrl-c")
-        let cluster = folder.appendingPathComponent(".habitsync/postgres")
-        defer {
-            if EmbeddedPostgres.runningPort(ofCluster: cluster) != nil {
-                try? EmbeddedPostgres(configuration: .init(directory: cluster), logger: TestPostgres.logger).stop(mode: .immediate)
-            }
-            try? FileManager.default.removeItem(at: folder)
-        }
+        let test = try EmbeddedTestFolder("habitsync-ctrl-c")
+        defer { test.cleanUp() }
         let port = try freeLoopbackPort()
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        let process = Process()
-        process.executableURL = HabitSyncBinary.url
-        process.arguments = [
-            "serve", "--port", String(port), "--data-dir", ".habitsync", "--migrations-dir", TestPostgres.migrationsDirectory.path, "--drain-timeout", "10s",
-        ]
-        process.environment = ProcessInfo.processInfo.environment.merging(["DATABASE_URL": ""]) { $1 }
-        process.currentDirectoryURL = folder
-        let writer = FileHandle(fileDescriptor: ends[1], closeOnDealloc: false)
-        process.standardOutput = writer
-        process.standardError = writer
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        close(ends[1])
+        let (process, readEnd) = try Self.serveIntoPipe(["--port", String(port), "--data-dir", ".habitsync"], environment: ["DATABASE_URL": ""], in: test.folder)
 
         let ready = try await TestHTTP.awaitReady("http://127.0.0.1:\(port)") { process.isRunning }
         #expect(ready == 200, "the server never became ready")
-        #expect(EmbeddedPostgres.runningPort(ofCluster: cluster) != nil, "serve started the embedded database")
+        #expect(test.clusterIsRunning, "serve started the embedded database")
         // The reader (`tee`) goes first, then the server gets the same SIGINT.
-        close(ends[0])
+        close(readEnd)
         kill(process.processIdentifier, SIGINT)
         let termination = await process.exited()
         #expect(termination.status == 0 && !termination.bySignal, "exit \(termination.status), by signal: \(termination.bySignal)")
-        #expect(EmbeddedPostgres.runningPort(ofCluster: cluster) == nil, "the embedded database it started was stopped")
+        #expect(!test.clusterIsRunning, "the embedded database it started was stopped")
     }
 }

@@ -22,23 +22,15 @@ import Testing
             extraArguments: ["--migrations-dir", TestPostgres.migrationsDirectory.path, "--drain-timeout", "10s", "--data-dir", ".habitsync"])
     }
 
-    static func isRunning(_ cluster: URL) -> Bool { EmbeddedPostgres.runningPort(ofCluster: cluster) != nil }
-
-    /// Whatever a failed expectation left: the cluster stopped, the folder removed.
-    static func cleanUp(_ folder: URL, _ cluster: URL) {
-        if isRunning(cluster) { try? EmbeddedPostgres(configuration: .init(directory: cluster), logger: TestPostgres.logger).stop(mode: .immediate) }
-        try? FileManager.default.removeItem(at: folder)
-    }
-
     @Test func aClusterWhoseServerWasKilledIsStoppedAndRemoved() async throws {
-        let folder = try makeTemporaryDirectory("habitsync-orphan")
-        let cluster = folder.appendingPathComponent(".habitsync/postgres")
-        defer { Self.cleanUp(folder, cluster) }
+        let test = try EmbeddedTestFolder("habitsync-orphan")
+        let (folder, cluster) = (test.folder, test.cluster)
+        defer { test.cleanUp() }
         let first = Self.server(folder, "first")
         try await first.start()
         first.send(SIGKILL)
         _ = await first.waitForExit(timeout: .seconds(120))
-        #expect(Self.isRunning(cluster), "the killed server's database is left running")
+        #expect(test.clusterIsRunning, "the killed server's database is left running")
 
         let listed = try await HabitSyncBinary.run(["embedded", "list"], environment: Self.embedded, in: folder)
         #expect(listed.stdout.contains("\(cluster.path)  running on port") && listed.stdout.contains("orphaned"), "\(listed.stdout) \(listed.stderr)")
@@ -49,28 +41,28 @@ import Testing
         #expect(log.contains("left running by a process that is gone"), "\(second.logTail())")
         second.send(SIGKILL)
         _ = await second.waitForExit(timeout: .seconds(120))
-        #expect(Self.isRunning(cluster))
+        #expect(test.clusterIsRunning)
 
         // `embedded stop` stops an orphaned one.
         let stopped = try await HabitSyncBinary.run(["embedded", "stop"], environment: Self.embedded, in: folder)
         #expect(stopped.status == 0 && stopped.stdout.contains("stopped \(cluster.path)"), "\(stopped.stdout) \(stopped.stderr)")
-        #expect(!Self.isRunning(cluster))
+        #expect(!test.clusterIsRunning)
 
         // `embedded remove` stops one first (the case: the server died, its database ran on).
         let third = Self.server(folder, "third")
         try await third.start()
         third.send(SIGKILL)
         _ = await third.waitForExit(timeout: .seconds(120))
-        #expect(Self.isRunning(cluster))
+        #expect(test.clusterIsRunning)
         let removed = try await HabitSyncBinary.run(["embedded", "remove"], environment: Self.embedded, in: folder)
         #expect(removed.status == 0 && removed.stdout.contains("stopped and removed \(cluster.path)"), "\(removed.stdout) \(removed.stderr)")
         #expect(!FileManager.default.fileExists(atPath: cluster.path))
     }
 
     @Test func aServerThatAttachesSaysSoAndLeavesItToItsKeeper() async throws {
-        let folder = try makeTemporaryDirectory("habitsync-attach")
-        let cluster = folder.appendingPathComponent(".habitsync/postgres")
-        defer { Self.cleanUp(folder, cluster) }
+        let test = try EmbeddedTestFolder("habitsync-attach")
+        let folder = test.folder
+        defer { test.cleanUp() }
         let keeper = Self.server(folder, "keeper")
         try await keeper.start()
         let guest = Self.server(folder, "guest")
@@ -85,17 +77,17 @@ import Testing
         #expect(stop.status == 1 && stop.stderr.hasPrefix("error: ") && stop.stderr.contains("for process \(keeper.processIdentifier)"), "\(stop.stderr)")
         let remove = try await HabitSyncBinary.run(["embedded", "remove"], environment: Self.embedded, in: folder)
         #expect(remove.status == 1 && remove.stderr.contains("nothing was removed"), "\(remove.stderr)")
-        #expect(Self.isRunning(cluster))
+        #expect(test.clusterIsRunning)
         #expect(try await TestHTTP.request("GET", "\(guest.baseURL)/readyz").status == 200)
 
         // The guest leaves: the keeper's database keeps running.
         guest.send(SIGTERM)
         #expect(await guest.waitForExit(timeout: .seconds(120)) == 0)
-        #expect(Self.isRunning(cluster), "stopped under its keeper")
+        #expect(test.clusterIsRunning, "stopped under its keeper")
         #expect(try await TestHTTP.request("GET", "\(keeper.baseURL)/readyz").status == 200)
         // The keeper stops it when it stops.
         keeper.send(SIGTERM)
         #expect(await keeper.waitForExit(timeout: .seconds(120)) == 0)
-        #expect(!Self.isRunning(cluster), "the keeper stops the database")
+        #expect(!test.clusterIsRunning, "the keeper stops the database")
     }
 }
