@@ -31,6 +31,12 @@ struct BenchCommand: AsyncParsableCommand {
         name: .customLong("first-of-day"),
         help: "With --check-in: every check-in is a user's first completion of the day (a user each), which moves the streak and recomputes.")
     var checkInFirstOfDay = false
+    @Flag(
+        name: .customLong("prices"),
+        help: "With --check-in: measure it again without each guarantee's database work (digests, streak summaries, exit runs, erasure check), then without all: each one's price.")
+    var checkInPrices = false
+    @Option(name: .customLong("price-rounds"), help: "With --prices: rounds of with and without each (3 by default); each row is its median.")
+    var priceRounds = 3
     @Flag(name: .customLong("history-scale"), help: "Measure only push and first-pull-of-a-day latency against a week, 5 and 10 years of history.") var historyScaleOnly = false
     @Option(name: .customLong("history-runs"), help: "With --history-scale: this many fresh databases in turn, every other one seeded without ANALYZE.") var historyRuns = 1
 
@@ -108,12 +114,33 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if checkInOnly {
             let result: CheckInBench.Result
-            do { result = try await checkIn(environment) } catch {
+            var prices: [GuaranteePrice.Row] = []
+            do {
+                result = try await checkIn(environment)
+                if checkInPrices {
+                    // Rounds alternate with and without each, so that drift of the machine
+                    // or of the tables lands on every row alike; each row is its median.
+                    var samples: [String: [CheckInBench.Result]] = [:]
+                    for round in 1...priceRounds {
+                        log("prices, round \(round) of \(priceRounds): check-in with every guarantee…")
+                        samples[GuaranteePrice.kept, default: []].append(try await checkIn(environment, rawCeiling: false))
+                        for guarantee in GuaranteePrice.each + [GuaranteePrice.all] {
+                            log("prices, round \(round) of \(priceRounds): check-in without \(guarantee.name)…")
+                            let row = try await guarantee.withOff(environment.database.pool) { try await checkIn(environment, rawCeiling: false) }
+                            samples[guarantee.name, default: []].append(row)
+                        }
+                    }
+                    prices = ([GuaranteePrice.kept] + (GuaranteePrice.each + [GuaranteePrice.all]).map(\.name)).map {
+                        GuaranteePrice.Row(without: $0, samples: samples[$0] ?? [])
+                    }
+                }
+            } catch {
                 await environment.stop()
                 throw error
             }
             await environment.stop()
             print(CheckInBench.table(result))
+            if checkInPrices { print("\n" + GuaranteePrice.table(prices)) }
             return
         }
         let histories = quick ? [("a week", 7), ("1 year", 365)] : [("a week", 7), ("5 years", 5 * 365), ("10 years", 10 * 365)]
@@ -211,10 +238,10 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     /// The check-in row: 16 connections over 256 users (by default).
-    func checkIn(_ environment: BenchEnvironment) async throws -> CheckInBench.Result {
+    func checkIn(_ environment: BenchEnvironment, rawCeiling: Bool = true) async throws -> CheckInBench.Result {
         try await CheckInBench.measure(
             environment, connections: checkInConnections, users: quick ? 32 : 256, checkInsPerConnection: quick ? 10 : checkInsPerConnection,
-            firstOfDay: checkInFirstOfDay, log: log)
+            firstOfDay: checkInFirstOfDay, rawCeiling: rawCeiling, log: log)
     }
 
     func log(_ message: String) { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }
