@@ -101,14 +101,15 @@ import Testing
     static func key(_ key: LWWKey) -> String { key == .never ? "never" : "\(WireTime.format(key.updatedAt))/\(Array(key.deviceID.utf8))" }
 
     /// The row as PostgreSQL holds it, columns rendered as the pull renders a record (a
-    /// tombstone too), each field's key from `field_times` or the record's own.
+    /// tombstone too), each field's key from `field_times` or the record's own. (`ROW(h.*)`:
+    /// on Citus the row has its shard's type, which the function does not take.)
     static func stored(_ world: SyncWorld, user: String, habit: UUID) async throws -> StoredHabit? {
         try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
                 guard
                     let row = try await connection.query(
                         """
-                        SELECT deleted_at IS NOT NULL AS deleted, updated_at, updated_by, habitsync_habit_record_json(h)::text AS record,
+                        SELECT deleted_at IS NOT NULL AS deleted, updated_at, updated_by, habitsync_habit_record_json(ROW(h.*)::habits)::text AS record,
                                field_times::text AS field_times
                         FROM habits h WHERE tenant_id = \(world.tenant) AND user_id = \(user) AND id = \(habit)
                         """

@@ -24,10 +24,24 @@ extension PushBatch {
     /// its fields keep the keys they had (`field_times` names them all, the record's key moving
     /// to the delete's), so an edit older than the delete merges into the tombstone alike
     /// whether it arrives before the delete or after it.
+    /// `habitsync_wire_time(column)` (`2026-11-20T08:15:30.123Z`) from immutable parts only:
+    /// Citus refuses a STABLE function of a column (`to_char`) in a data-modifying statement
+    /// ("STABLE functions used in UPDATE queries cannot be called with column references").
+    /// The column is a `timestamptz(3)`, so its milliseconds are whole.
+    static func wireTimeImmutable(_ column: PGFragment) -> PGFragment {
+        let utc: PGFragment = "(\(column) AT TIME ZONE 'UTC')"
+        func part(_ field: PGFragment, _ width: Int) -> PGFragment { "lpad(date_part('\(field)', \(utc))::int::text, \(width), '0')" }
+        let milliseconds: PGFragment = "date_part('milliseconds', \(utc))::int"
+        return """
+            (\(part("year", 4)) || '-' || \(part("month", 2)) || '-' || \(part("day", 2)) || 'T' || \(part("hour", 2)) || ':' || \(part("minute", 2)) \
+            || ':' || lpad((\(milliseconds) / 1000)::text, 2, '0') || '.' || lpad((\(milliseconds) % 1000)::text, 3, '0') || 'Z')
+            """
+    }
+
     static func tombstoneDependents(_ table: PGFragment, tenant: UUID, user: String, habits: [UUID], deletedAt: [Date], after version: Int64) -> PGQuery {
         var moved: PGFragment = ""
         if table == "daily_progress" {
-            moved = "count_set_value = 0, count_set_at = nb.updated_at, count_set_by = 'server', "
+            moved = "count_set_value = 0, count_set_at = nb.updated_at, count_set_by = \(ServerDevice.sql), "
         } else if table == "reminders" {
             let eachField = reminderFields.map { PGFragment.literal($0) + ", nb.old_key" }.joined(separator: ", ")
             moved = "field_times = jsonb_build_object(\(eachField)) || coalesce(c.field_times, '{}'::jsonb), "
@@ -36,12 +50,12 @@ extension PushBatch {
             WITH doomed AS (SELECT * FROM unnest(\(habits)::uuid[], \(deletedAt)::timestamptz[]) AS d(habit_id, updated_at)),
             numbered AS (
                 SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n,
-                       jsonb_build_array(to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), c.updated_by) AS old_key
+                       jsonb_build_array(\(Self.wireTimeImmutable("c.updated_at")), c.updated_by) AS old_key
                 FROM \(table) c JOIN doomed d ON c.habit_id = d.habit_id
                 WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.deleted_at IS NULL
-                  AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, 'server' COLLATE "C")
+                  AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, \(ServerDevice.sql) COLLATE "C")
             )
-            UPDATE \(table) c SET \(moved)deleted_at = now(), updated_at = nb.updated_at, updated_by = 'server',
+            UPDATE \(table) c SET \(moved)deleted_at = now(), updated_at = nb.updated_at, updated_by = \(ServerDevice.sql),
                 server_version = \(version) + nb.n, synced_at = now()
             FROM numbered nb
             WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.id = nb.id
@@ -69,7 +83,7 @@ extension PushBatch {
     }
 
     /// Tombstones the reminders and progress of deleted habits, with the delete's `updatedAt`
-    /// and `updatedBy: "server"`, each with a version of its own. One statement per table.
+    /// and `updatedBy: ServerDevice.name`, each with a version of its own. One statement per table.
     func cascadeHabitDeletes(_ deleted: [(UUID, Date)]) async throws {
         guard !deleted.isEmpty else { return }
         for table: PGFragment in ["reminders", "daily_progress"] {
