@@ -30,7 +30,7 @@ public enum RequestScope {
     /// Each command a statement of its own (`PGConnection.commands`): Citus sends a propagated
     /// `SET LOCAL`'s whole text on to the workers.
     public static func set(on connection: PGConnection, tenantID: UUID, userID: String?) async throws {
-        try await connection.commands(settings(tenantID: tenantID, userID: userID).map(\.command))
+        try await connection.commands(unsafeSQL: settings(tenantID: tenantID, userID: userID).map(\.command))
     }
 
     /// The same settings for `PGPool.withTransaction(localSettings:)`, which sends them with

@@ -26,10 +26,9 @@ public struct PGFragment: Sendable, Hashable, ExpressibleByStringInterpolation, 
         PGFragment(trusted: PGQuery.quoteIdentifier(name))
     }
 
-    /// `'text'`, with `'` doubled: safe for any string as a string constant (PostgreSQL's
-    /// `standard_conforming_strings`, on since 9.1, keeps backslashes literal).
+    /// A string constant for any string: `PGQuery.quoteLiteral`, the one quoter.
     public static func literal(_ text: String) -> PGFragment {
-        PGFragment(trusted: "'" + text.replacingOccurrences(of: "'", with: "''") + "'")
+        PGFragment(trusted: PGQuery.quoteLiteral(text))
     }
 
     public static func + (lhs: PGFragment, rhs: PGFragment) -> PGFragment {

@@ -138,7 +138,7 @@ public final class PGPool: Service, Sendable {
             let connection = try await lease()
             // BEGIN and the settings go with the transaction's first statement (one round trip
             // fewer); a transaction whose body sends nothing costs none.
-            connection.deferCommands(asCommands ? begin + settings.map(\.command) : begin)
+            connection.deferCommands(unsafeSQL: asCommands ? begin + settings.map(\.command) : begin)
             if !asCommands { try connection.deferStatements([PGLocalSetting.oneStatement(settings)]) }
             do {
                 let result = try await body(connection)

@@ -34,11 +34,11 @@ import Testing
         let database = try await TestPostgres.shared.emptyDatabase()
         try await database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
-                try await connection.commands(["BEGIN", "SET LOCAL application_name = 'first'", "SET LOCAL application_name = 'second'"])
+                try await connection.commands(unsafeSQL: ["BEGIN", "SET LOCAL application_name = 'first'", "SET LOCAL application_name = 'second'"])
                 #expect(try await connection.query("SELECT current_setting('application_name') AS name").single().decode("name", as: String.self) == "second")
                 try await connection.simpleQuery(unsafeSQL: "ROLLBACK")
                 await #expect(throws: PGError.self) {
-                    try await connection.commands(["BEGIN", "SET LOCAL no_such_setting = 1", "SET LOCAL application_name = 'never'"])
+                    try await connection.commands(unsafeSQL: ["BEGIN", "SET LOCAL no_such_setting = 1", "SET LOCAL application_name = 'never'"])
                 }
                 try await connection.simpleQuery(unsafeSQL: "ROLLBACK")
                 #expect(try await connection.query("SELECT current_setting('application_name') AS name").single().decode("name", as: String.self) != "never")

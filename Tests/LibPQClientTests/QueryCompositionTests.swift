@@ -20,6 +20,9 @@ import Testing
     @Test func fragmentsQuoteNamesAndTextAndJoin() {
         #expect(PGFragment.identifier("we\"ird").sql == "\"we\"\"ird\"")
         #expect(PGFragment.literal("it's").sql == "'it''s'")
+        // One quoter for literals: a backslash reads the same whatever standard_conforming_strings says.
+        #expect(PGFragment.literal("a\\b").sql == "E'a\\\\b'")
+        #expect(PGFragment.literal("a\\b").sql == PGQuery.quoteLiteral("a\\b"))
         let list: PGFragment = (["a", "b", "c"] as [PGFragment]).joined(separator: ", ")
         #expect(list.sql == "a, b, c")
         let numbered: PGFragment = "p\(3)"
