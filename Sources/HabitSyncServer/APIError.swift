@@ -148,12 +148,17 @@ public struct APIError: Error, Sendable, HTTPResponseError {
         }
     }
 
+    /// `{"error": {…}}`, its fields in name order.
     public var body: Data {
-        var object: [String: Any] = ["code": code, "message": message]
-        if let field { object["field"] = field }
-        if let epoch { object["epoch"] = epoch }
-        if let highWaterMark { object["highWaterMark"] = highWaterMark }
-        return (try? JSONSerialization.data(withJSONObject: ["error": object], options: [.sortedKeys])) ?? Data()
+        var error = JSONObjectWriter()
+        error.add("code", code)
+        if let epoch { error.add("epoch", epoch) }
+        if let field { error.add("field", field) }
+        if let highWaterMark { error.add("highWaterMark", highWaterMark) }
+        error.add("message", message)
+        var body = JSONObjectWriter()
+        body.add("error", json: error.json)
+        return Data(body.json.utf8)
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HabitSyncDomain
 import HabitSyncStore
 import Hummingbird
 import LibPQClient
@@ -41,9 +42,9 @@ struct HealthController: Sendable {
             return Self.notReady(["status": "database_unreachable"])
         }
         guard version >= binaryHeadVersion else {
-            return Self.notReady(["status": "schema_behind", "schemaVersion": version, "binaryHeadVersion": binaryHeadVersion])
+            return Self.notReady(["status": "schema_behind", "schemaVersion": .number(Double(version)), "binaryHeadVersion": .number(Double(binaryHeadVersion))])
         }
-        var body: [String: any Sendable] = ["status": "ready", "schemaVersion": version, "binaryHeadVersion": binaryHeadVersion]
+        var body: [String: JSONValue] = ["status": "ready", "schemaVersion": .number(Double(version)), "binaryHeadVersion": .number(Double(binaryHeadVersion))]
         // The workers' probe is the newest word from the database: when it fails, the
         // database went away since the schema query (through PgBouncer that second query can
         // wait seconds for a server that is gone, and "ready" would then be stale).
@@ -54,7 +55,7 @@ struct HealthController: Sendable {
             return Self.notReady(["status": "database_unreachable"])
         }
         if let workers, !workers.isEmpty {
-            body["workers"] = Dictionary(workers.map { ($0.node, $0.reachable ? "reachable" : "unreachable") }) { first, _ in first }
+            body["workers"] = .object(Dictionary(workers.map { ($0.node, JSONValue.string($0.reachable ? "reachable" : "unreachable")) }) { first, _ in first })
             let unreachable = workers.filter { !$0.reachable }.count
             if unreachable == workers.count {
                 body["status"] = "workers_unreachable"
@@ -71,13 +72,13 @@ struct HealthController: Sendable {
         }
     }
 
-    static func json(_ status: HTTPResponse.Status, _ object: [String: any Sendable]) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    static func json(_ status: HTTPResponse.Status, _ object: [String: JSONValue]) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: JSONValue.object(object).jsonText)))
     }
 
     /// Not ready: the status and retry hint of the error table's `notReady`.
-    static func notReady(_ object: [String: any Sendable]) -> Response {
+    static func notReady(_ object: [String: JSONValue]) -> Response {
         var response = json(APIErrorKind.notReady.status, object)
         response.headers[.retryAfter] = String(APIErrorKind.notReady.retryAfterSeconds)
         return response

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Writes JSON text directly, for responses that embed JSON PostgreSQL already rendered.
+/// JSON's scalars as text: what `JSONObjectWriter` and `JSONValue.jsonText` are made of.
 public enum JSONText {
     public static func string(_ text: String) -> String {
         var out = "\""
@@ -12,7 +12,12 @@ public enum JSONText {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            case _ where scalar.value < 0x20:
+                // \u00XX without printf (issue 46: no number goes through printf per request).
+                let hex = Array("0123456789abcdef".unicodeScalars)
+                out += "\\u00"
+                out.unicodeScalars.append(hex[Int(scalar.value >> 4)])
+                out.unicodeScalars.append(hex[Int(scalar.value & 0xF)])
             default: out.unicodeScalars.append(scalar)
             }
         }
@@ -34,7 +39,8 @@ extension JSONValue {
         case .number(let number): JSONText.number(number)
         case .string(let text): JSONText.string(text)
         case .array(let items): "[" + items.map(\.jsonText).joined(separator: ",") + "]"
-        case .object(let fields): "{" + fields.keys.sorted().map { JSONText.string($0) + ":" + (fields[$0] ?? .null).jsonText }.joined(separator: ",") + "}"
+        case .object(let fields):
+            fields.keys.sorted().reduce(into: JSONObjectWriter()) { writer, name in writer.add(name, json: (fields[name] ?? .null).jsonText) }.json
         }
     }
 }

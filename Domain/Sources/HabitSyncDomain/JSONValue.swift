@@ -1,5 +1,7 @@
 /// A JSON value as the device sent it, keeping booleans, numbers and strings apart so that
-/// `"goalCount": "3"` or `"isActive": 1` are type errors rather than silent conversions.
+/// `"goalCount": "3"` or `"isActive": 1` are type errors rather than silent conversions. The
+/// server reads bodies with `JSONParser`; `Decodable` serves the SDK's models (a habit's
+/// schedule is read with the server's rules, `HabitSchedule+Codable`).
 public enum JSONValue: Sendable, Equatable, Decodable {
     case null
     case bool(Bool)
@@ -29,4 +31,8 @@ public enum JSONValue: Sendable, Equatable, Decodable {
         case .object: "object"
         }
     }
+}
+
+extension JSONValue: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
 }

@@ -3,9 +3,7 @@ import HabitSyncDomain
 
 /// The outcome of one pushed change, as the push response reports it.
 struct ChangeResult: Sendable {
-    enum Status: String, Sendable {
-        case applied, unchanged, superseded, rejected
-    }
+    typealias Status = ChangeStatus
 
     let index: Int
     var id: String?
@@ -20,34 +18,21 @@ struct ChangeResult: Sendable {
     var winningKey: (updatedAt: Date, updatedBy: String)? = nil
 
     var json: String {
-        var fields = ["\"index\":\(index)"]
-        if let id { fields.append("\"id\":" + JSONText.string(id)) }
-        fields.append("\"status\":\"\(status.rawValue)\"")
-        if let serverVersion { fields.append("\"serverVersion\":\(serverVersion)") }
-        if let canonicalId { fields.append("\"canonicalId\":\"\(canonicalId.uuidString.lowercased())\"") }
-        if clamped { fields.append("\"clamped\":true") }
-        if let current { fields.append("\"current\":" + current) }
+        var writer = JSONObjectWriter(reservingCapacity: 96 + (current?.utf8.count ?? 0))
+        writer.add("index", index)
+        if let id { writer.add("id", id) }
+        writer.add("status", status.rawValue)
+        if let serverVersion { writer.add("serverVersion", serverVersion) }
+        if let canonicalId { writer.add("canonicalId", canonicalId.uuidString.lowercased()) }
+        if clamped { writer.add("clamped", true) }
+        if let current { writer.add("current", json: current) }
         if let error {
-            var errorFields = ["\"code\":\"\(error.code.rawValue)\""]
-            if let field = error.field { errorFields.append("\"field\":" + JSONText.string(field)) }
-            errorFields.append("\"message\":" + JSONText.string(error.message))
-            fields.append("\"error\":{" + errorFields.joined(separator: ",") + "}")
+            var fields = JSONObjectWriter()
+            fields.add("code", error.code.rawValue)
+            if let field = error.field { fields.add("field", field) }
+            fields.add("message", error.message)
+            writer.add("error", json: fields.json)
         }
-        return "{" + fields.joined(separator: ",") + "}"
+        return writer.json
     }
-}
-
-/// A row's stored state after the batch's write, read back for the results.
-struct StoredRow: Sendable {
-    let id: UUID
-    let key: String
-    let updatedAt: Date
-    let updatedBy: String
-    let deleted: Bool
-    let serverVersion: Int64
-    let change: String
-    /// A focus session's stored state (nil for other collections): final states stay final.
-    let focusState: String?
-
-    var lwwKey: LWWKey { LWWKey(updatedAt: updatedAt, deviceID: updatedBy) }
 }
