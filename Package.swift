@@ -125,7 +125,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The store: tenants, keys, and (next) turning batches of changes into set-based SQL.
+        // The store: turns requests (pushes, pulls, accounts, tenants) into set-based SQL.
         .target(
             name: "HabitSyncStore",
             dependencies: [
@@ -250,6 +250,7 @@ let package = Package(
                 "Migrations",
                 "EmbeddedPostgres",
                 "HabitSyncServer",
+                "HabitSyncAuth",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

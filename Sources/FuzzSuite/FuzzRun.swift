@@ -121,7 +121,7 @@ public struct FuzzRun {
             return FuzzDevice(user: user, client: DeviceClient(baseURL: server.baseURL, token: try await database.token(user: user), device: "\(user)-d\(deviceCount)", timeout: 300))
         }
         var devices = [try await newDevice(users[0]), try await newDevice(users[0]), try await newDevice(users[1])]
-        var writers: [String: Set<String>] = Dictionary(uniqueKeysWithValues: users.map { ($0, ["server"]) })
+        var writers: [String: Set<String>] = Dictionary(uniqueKeysWithValues: users.map { ($0, [ServerDevice.name]) })
         for device in devices { writers[device.user, default: []].insert(device.name) }
         var lastPush: (device: FuzzDevice, body: Data, reply: Data)?
 

@@ -1,3 +1,4 @@
+import HabitSyncDomain
 import HabitSyncStore
 import LibPQClient
 import Prometheus
@@ -51,12 +52,12 @@ public final class ServerMetrics: Sendable {
             for (status, count) in statuses {
                 registry.makeCounter(
                     descriptor: Self.descriptor("habitsync_changes_pushed", unit: "total", "Pushed changes by collection and result status."),
-                    labels: [("collection", collection), ("status", status)]
+                    labels: [("collection", collection?.rawValue ?? "unknown"), ("status", status.rawValue)]
                 ).increment(by: Int64(count))
-                if status == "superseded" || status == "rejected" {
+                if status.lost {
                     registry.makeCounter(
                         descriptor: Self.descriptor("habitsync_conflicts", unit: "total", "Changes that did not win (superseded or rejected), as kept in the conflict log."),
-                        labels: [("collection", collection)]
+                        labels: [("collection", collection?.rawValue ?? "unknown")]
                     ).increment(by: Int64(count))
                 }
             }

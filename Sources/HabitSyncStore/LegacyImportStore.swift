@@ -121,8 +121,8 @@ public struct LegacyImportStore: Sendable {
             next = try await writer.recompute(nextVersion: next)
             if next - 1 > counter {
                 let notice = ChangeNotice(
-                    tenantID: tenant, userID: user, serverVersion: next - 1, deviceID: "server",
-                    collections: ["dailyProgress", "habits", "reminders", "globalStreak", "userProgress", "usageStreak"])
+                    tenantID: tenant, userID: user, serverVersion: next - 1, deviceID: ServerDevice.name,
+                    collections: [.dailyProgress, .habits, .reminders, .globalStreak, .userProgress, .usageStreak])
                 try await PushStore.moveCounter(connection, tenant: tenant, user: user, to: next - 1, notice: notice)
             }
             return report

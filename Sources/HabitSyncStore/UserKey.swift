@@ -14,10 +14,3 @@ public struct UserKey: Hashable, Sendable {
         self.user = Array(user.utf8)
     }
 }
-
-extension String {
-    /// Equality as PostgreSQL's `text =` sees it (bytes), not Swift's canonical equivalence.
-    public func hasSameBytes(as other: String) -> Bool {
-        utf8.elementsEqual(other.utf8)
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import HabitSyncDomain
 import HabitSyncStore
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 @Suite struct ChangeStreamsTests {
     static let tenant = UUID()
 
-    static func notice(_ user: String, version: Int64, device: String = "phone", collections: [String] = ["habits"]) -> ChangeNotice {
+    static func notice(_ user: String, version: Int64, device: String = "phone", collections: [SyncCollection] = [.habits]) -> ChangeNotice {
         ChangeNotice(tenantID: tenant, userID: user, serverVersion: version, deviceID: device, collections: collections)
     }
 
@@ -17,12 +18,12 @@ import Testing
         let streams = ChangeStreams()
         let id = try streams.open(tenant: Self.tenant, user: "ada", device: "watch")
         for version in 1...10_000 {
-            streams.deliver(Self.notice("ada", version: Int64(version), collections: [version % 2 == 0 ? "habits" : "usageEvents"]))
+            streams.deliver(Self.notice("ada", version: Int64(version), collections: [version % 2 == 0 ? .habits : .usageEvents]))
         }
-        #expect(await streams.next(id) == .changed(serverVersion: 10_000, collections: ["habits", "usageEvents"]))
+        #expect(await streams.next(id) == .changed(serverVersion: 10_000, collections: [.habits, .usageEvents]))
         // Nothing else was queued behind it: the next signal is a later one.
         streams.deliver(Self.notice("ada", version: 10_001))
-        #expect(await streams.next(id) == .changed(serverVersion: 10_001, collections: ["habits"]))
+        #expect(await streams.next(id) == .changed(serverVersion: 10_001, collections: [.habits]))
     }
 
     @Test func onlyTheUsersOtherDevicesAreTold() async throws {
@@ -49,7 +50,7 @@ import Testing
         // A pull covers the change it replaced.
         #expect(await streams.next(id) == .pull(reason: "listener_reconnected"))
         streams.deliver(Self.notice("ada", version: 4))
-        #expect(await streams.next(id) == .changed(serverVersion: 4, collections: ["habits"]))
+        #expect(await streams.next(id) == .changed(serverVersion: 4, collections: [.habits]))
     }
 
     @Test func limitsPerUserAndPerServerAreKeptAndFreedOnRemove() throws {

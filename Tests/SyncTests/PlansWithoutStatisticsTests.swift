@@ -184,7 +184,7 @@ import Testing
             func reads(_ user: String, _ events: [(id: UUID, at: String)]) -> [PGQuery] {
                 let rows = events.map { SyncRow(id: $0.id, version: 0, updatedAt: Date(), updatedBy: "phone", isDelete: false, values: ["deepen_pause", $0.at, nil, "1", "10"]) }
                 return [
-                    SyncTableSQL.current(.usageEvents, tenant: tenant, user: user, keys: events.map(\.id)),
+                    SyncTableSQL.current(.usageEvents, tenant: tenant, user: user, ids: events.map(\.id)),
                     SyncTableSQL.sameContent(SyncTable.usageEvents, tenant: tenant, user: user, rows: rows),
                 ]
             }

@@ -1,8 +1,9 @@
 import Foundation
 
 /// A push body, checked as an envelope: `{"batchId": UUID, "protocolVersion"?: 1|2,
-/// "epoch"?: text, "changes": [object…]}`. Problems here make the whole request a 400; problems inside one
-/// change only reject that change.
+/// "epoch"?: text, "changes": [object…]}`. Problems here refuse the whole request (400, or 413
+/// for a body past the parser's limits, `.tooLarge`); problems inside one change only reject
+/// that change.
 public struct PushRequest: Sendable {
     /// The protocol versions this build serves. 1: whole-record upserts (no `protocolVersion`
     /// field). 2: adds `increment` to daily progress changes.

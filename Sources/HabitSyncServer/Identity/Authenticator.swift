@@ -60,12 +60,6 @@ public final class Authenticator: Sendable {
         verifiedTokens = VerifiedTokenCache(lifetime: cacheLifetime)
     }
 
-    /// The identity, or `nil` for any refusal.
-    public func authenticate(authorization: String?, logger: Logger) async throws -> VerifiedIdentity? {
-        if case .success(let identity) = try await identify(authorization: authorization, logger: logger) { return identity }
-        return nil
-    }
-
     /// The identity, or why the token is refused (logged here with its details: issuer, kid,
     /// known kids; the caller answers with the code only). Throws what is not the token's
     /// fault: the database, or an issuer whose keys cannot be had (`IssuerKeysUnavailable`).

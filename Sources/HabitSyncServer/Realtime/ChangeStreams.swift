@@ -1,4 +1,5 @@
 import Foundation
+import HabitSyncDomain
 import HabitSyncStore
 import Synchronization
 
@@ -16,7 +17,7 @@ public final class ChangeStreams: Sendable {
         let opened: ContinuousClock.Instant
         var lastWrite: ContinuousClock.Instant
         var lastEvent: ContinuousClock.Instant
-        var change: (version: Int64, collections: Set<String>)?
+        var change: (version: Int64, collections: Set<SyncCollection>)?
         var pull: String?
         var heartbeatDue = false
         var close: String?
@@ -97,7 +98,7 @@ public final class ChangeStreams: Sendable {
         }
         if let change = stream.change {
             stream.change = nil
-            return .changed(serverVersion: change.version, collections: change.collections.sorted())
+            return .changed(serverVersion: change.version, collections: change.collections.sorted { $0.rawValue < $1.rawValue })
         }
         if stream.heartbeatDue {
             stream.heartbeatDue = false

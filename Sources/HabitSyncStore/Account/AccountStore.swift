@@ -1,4 +1,5 @@
 import Foundation
+import HabitSyncDomain
 import LibPQClient
 
 /// A user's account as a whole: its export (`AccountStore+Export.swift`) and its erasure, and a
@@ -62,7 +63,7 @@ public struct AccountStore: Sendable {
             if let counter {
                 // The user's open event streams, on every replica, hear it at commit: their
                 // devices pull, get `410 account_erased` and stop syncing.
-                try await connection.query(PushStore.notifyChange(ChangeNotice(tenantID: tenant, userID: user, serverVersion: counter + 1, deviceID: "server", collections: [])))
+                try await connection.query(PushStore.notifyChange(ChangeNotice(tenantID: tenant, userID: user, serverVersion: counter + 1, deviceID: ServerDevice.name, collections: [])))
             }
             return report
         }

@@ -21,7 +21,7 @@ enum DerivedStateQueries {
         """
         SELECT EXISTS (SELECT 1 FROM daily_progress WHERE tenant_id = \(tenant) AND user_id = \(user) AND deleted_at IS NULL)
             OR EXISTS (SELECT 1 FROM xp_transactions WHERE tenant_id = \(tenant) AND user_id = \(user) AND date IS NOT NULL
-                       AND updated_by = 'server' AND reason IN ('daily_completion', 'daily_completion_reversed')) AS has_inputs
+                       AND updated_by = \(ServerDevice.sql) AND reason IN ('daily_completion', 'daily_completion_reversed')) AS has_inputs
         """
     }
 
@@ -113,7 +113,7 @@ enum DerivedStateQueries {
         CROSS JOIN LATERAL (
             SELECT date, amount FROM xp_transactions
             WHERE tenant_id = \(tenant) AND user_id = \(user) AND date >= r.lo AND date <= r.hi
-              AND updated_by = 'server' AND reason IN ('daily_completion', 'daily_completion_reversed')
+              AND updated_by = \(ServerDevice.sql) AND reason IN ('daily_completion', 'daily_completion_reversed')
             OFFSET 0) x
         GROUP BY x.date
         """
@@ -123,7 +123,7 @@ enum DerivedStateQueries {
     static func allNetAwards(tenant: UUID, user: String) -> PGQuery {
         """
         SELECT date, sum(amount)::int8 AS amount FROM xp_transactions
-        WHERE tenant_id = \(tenant) AND user_id = \(user) AND updated_by = 'server' AND reason IN ('daily_completion', 'daily_completion_reversed') AND date IS NOT NULL
+        WHERE tenant_id = \(tenant) AND user_id = \(user) AND updated_by = \(ServerDevice.sql) AND reason IN ('daily_completion', 'daily_completion_reversed') AND date IS NOT NULL
         GROUP BY date HAVING sum(amount) <> 0
         """
     }
@@ -131,7 +131,7 @@ enum DerivedStateQueries {
     static func insertAwards(tenant: UUID, user: String, now: Date, corrections: [DailyCompletionXP.Correction], versions: [Int64]) -> PGQuery {
         """
         INSERT INTO xp_transactions (tenant_id, user_id, id, amount, reason, occurred_at, date, updated_at, updated_by, server_version)
-        SELECT owner.tenant_id, owner.user_id, a.id, a.amount, a.reason, \(now), a.date, date_trunc('milliseconds', \(now)::timestamptz), 'server', a.version
+        SELECT owner.tenant_id, owner.user_id, a.id, a.amount, a.reason, \(now), a.date, date_trunc('milliseconds', \(now)::timestamptz), \(ServerDevice.sql), a.version
         FROM unnest(\(corrections.map { _ in UUID() })::uuid[], \(corrections.map { Int32($0.amount) })::int4[], \(corrections.map(\.reason))::text[],
                     \(corrections.map(\.date))::date[], \(versions)::int8[])
             AS a(id, amount, reason, date, version)

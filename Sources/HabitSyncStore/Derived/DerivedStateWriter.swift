@@ -281,30 +281,30 @@ struct DerivedStateWriter {
     func upsertStreak(_ s: GlobalStreak, version: Int64) -> PGQuery {
         """
         INSERT INTO global_streaks (tenant_id, user_id, id, current_streak, longest_streak, total_complete_days, last_complete_date, computed_for, updated_at, updated_by, server_version)
-        VALUES (\(tenant), \(user), \(derivedRecordID), \(s.currentStreak), \(s.longestStreak), \(s.totalCompleteDays), \(s.lastCompleteDate)::date, \(s.computedFor)::date, date_trunc('milliseconds', now()), 'server', \(version))
+        VALUES (\(tenant), \(user), \(derivedRecordID), \(s.currentStreak), \(s.longestStreak), \(s.totalCompleteDays), \(s.lastCompleteDate)::date, \(s.computedFor)::date, date_trunc('milliseconds', now()), \(ServerDevice.sql), \(version))
         ON CONFLICT (tenant_id, user_id) DO UPDATE SET current_streak = EXCLUDED.current_streak, longest_streak = EXCLUDED.longest_streak,
             total_complete_days = EXCLUDED.total_complete_days, last_complete_date = EXCLUDED.last_complete_date, computed_for = EXCLUDED.computed_for,
-            updated_at = EXCLUDED.updated_at, updated_by = 'server', server_version = EXCLUDED.server_version, synced_at = EXCLUDED.synced_at
+            updated_at = EXCLUDED.updated_at, updated_by = \(ServerDevice.sql), server_version = EXCLUDED.server_version, synced_at = EXCLUDED.synced_at
         """
     }
 
     func upsertProgress(_ p: UserProgress, version: Int64) -> PGQuery {
         """
         INSERT INTO user_progress (tenant_id, user_id, id, total_xp, current_level, xp_for_current_level, xp_for_next_level, updated_at, updated_by, server_version)
-        VALUES (\(tenant), \(user), \(derivedRecordID), \(p.totalXP), \(p.currentLevel), \(p.xpForCurrentLevel), \(p.xpForNextLevel), date_trunc('milliseconds', now()), 'server', \(version))
+        VALUES (\(tenant), \(user), \(derivedRecordID), \(p.totalXP), \(p.currentLevel), \(p.xpForCurrentLevel), \(p.xpForNextLevel), date_trunc('milliseconds', now()), \(ServerDevice.sql), \(version))
         ON CONFLICT (tenant_id, user_id) DO UPDATE SET total_xp = EXCLUDED.total_xp, current_level = EXCLUDED.current_level,
             xp_for_current_level = EXCLUDED.xp_for_current_level, xp_for_next_level = EXCLUDED.xp_for_next_level,
-            updated_at = EXCLUDED.updated_at, updated_by = 'server', server_version = EXCLUDED.server_version, synced_at = EXCLUDED.synced_at
+            updated_at = EXCLUDED.updated_at, updated_by = \(ServerDevice.sql), server_version = EXCLUDED.server_version, synced_at = EXCLUDED.synced_at
         """
     }
 
     func upsertUsage(_ u: UsageStreak, version: Int64) -> PGQuery {
         """
         INSERT INTO usage_streaks (tenant_id, user_id, id, start_date, current_day_count, last_activity_date, computed_for, updated_at, updated_by, server_version)
-        VALUES (\(tenant), \(user), \(derivedRecordID), \(u.startDate)::date, \(u.currentDayCount), \(u.lastActivityDate)::date, \(u.computedFor)::date, date_trunc('milliseconds', now()), 'server', \(version))
+        VALUES (\(tenant), \(user), \(derivedRecordID), \(u.startDate)::date, \(u.currentDayCount), \(u.lastActivityDate)::date, \(u.computedFor)::date, date_trunc('milliseconds', now()), \(ServerDevice.sql), \(version))
         ON CONFLICT (tenant_id, user_id) DO UPDATE SET start_date = EXCLUDED.start_date, current_day_count = EXCLUDED.current_day_count,
             last_activity_date = EXCLUDED.last_activity_date, computed_for = EXCLUDED.computed_for,
-            updated_at = EXCLUDED.updated_at, updated_by = 'server', server_version = EXCLUDED.server_version, synced_at = EXCLUDED.synced_at
+            updated_at = EXCLUDED.updated_at, updated_by = \(ServerDevice.sql), server_version = EXCLUDED.server_version, synced_at = EXCLUDED.synced_at
         """
     }
 }

@@ -12,9 +12,9 @@ public struct ChangeNotice: Sendable, Equatable {
     public let userID: String
     public let serverVersion: Int64
     public let deviceID: String
-    public let collections: [String]
+    public let collections: [SyncCollection]
 
-    public init(tenantID: UUID, userID: String, serverVersion: Int64, deviceID: String, collections: [String]) {
+    public init(tenantID: UUID, userID: String, serverVersion: Int64, deviceID: String, collections: [SyncCollection]) {
         self.tenantID = tenantID
         self.userID = userID
         self.serverVersion = serverVersion
@@ -27,7 +27,7 @@ public struct ChangeNotice: Sendable, Equatable {
     public var payload: String {
         JSONValue.object([
             "t": .string(tenantID.uuidString.lowercased()), "u": .string(userID), "v": .number(Double(serverVersion)),
-            "d": .string(deviceID), "c": .array(collections.map(JSONValue.string)),
+            "d": .string(deviceID), "c": .array(collections.map { .string($0.rawValue) }),
         ]).jsonText
     }
 
@@ -39,6 +39,7 @@ public struct ChangeNotice: Sendable, Equatable {
         else { return nil }
         self.init(
             tenantID: tenantID, userID: user, serverVersion: serverVersion, deviceID: device,
-            collections: names.compactMap { if case .string(let name) = $0 { name } else { nil } })
+            // A collection this build does not know (a newer replica's) is left out of the hint.
+            collections: names.compactMap { if case .string(let name) = $0 { SyncCollection(rawValue: name) } else { nil } })
     }
 }

@@ -26,22 +26,22 @@ extension PushBatch {
         // of its own. (A read of `usage_events` itself, with a generic plan, locks every
         // partition and its indexes before it prunes them: 244 locks for five years of months.)
         let isUsage = table.collection == .usageEvents
-        let existing: [String: StoredRow], inserted: Set<UUID>
-        if isUsage && registersInTheInsert && !rows.isEmpty {
+        let existing: [UUID: StoredRow], inserted: Set<UUID>
+        if isUsage && singleNode && !rows.isEmpty {
             // On one node the registration is the lookup: one statement registers and inserts
             // the ids the registry did not know; only the ids it knew (seldom any) are read.
             let result = try await connection.query(SyncTableSQL.registerAndAppendUsageEvents(table, tenant: tenant, user: user, rows: rows))
             inserted = Set(try result.rows.map { try $0.decode("id", as: UUID.self) })
             let known = Set(changes.map(\.id)).subtracting(inserted)
-            existing = known.isEmpty ? [:] : try await storedRows(table.collection, keys: Array(known))
+            existing = known.isEmpty ? [:] : try await storedRows(table.collection, ids: Array(known))
         } else {
             (existing, inserted) = try await lookUpThenAppend(table, changes, rows: rows)
         }
         if inserted.isEmpty { nextVersion = firstVersion }
-        let storedChanges = changes.filter { existing[$0.id.uuidString.lowercased()] != nil }
+        let storedChanges = changes.filter { existing[$0.id] != nil }
         let same = try await storedAsSent(table, storedChanges.map { ($0, $0.id) })
         for change in changes {
-            if let row = existing[change.id.uuidString.lowercased()] {
+            if let row = existing[change.id] {
                 if same.contains(change.index) {
                     unchanged(change, version: row.serverVersion)
                 } else {
@@ -54,7 +54,7 @@ extension PushBatch {
                 reject(change.index, ChangeRejection(.immutableRecord, field: "record", "this batch already holds \(change.id.uuidString.lowercased()) with other content"))
             }
         }
-        let toInsert = offered.filter { existing[$0.id.uuidString.lowercased()] == nil }
+        let toInsert = offered.filter { existing[$0.id] == nil }
         guard !toInsert.isEmpty else { return }
         switch table.collection {
         case .xpTransactions:
@@ -77,14 +77,14 @@ extension PushBatch {
                 // version any more, so none is reported.
                 var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .unchanged)
                 result.clamped = change.clamped
-                record(result, collection: change.collection.rawValue)
+                record(result, collection: change.collection)
             } else if let version = versions[change.id] {
                 if firstInBatch[change.id]?.index == change.index {
                     applied(change, version: version)
                 } else {
                     var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .unchanged, serverVersion: version)
                     result.clamped = change.clamped
-                    record(result, collection: change.collection.rawValue)
+                    record(result, collection: change.collection)
                 }
             }
         }
@@ -93,22 +93,22 @@ extension PushBatch {
     /// The stored rows of `changes`' ids, then the rows not stored yet inserted: for xp in one
     /// round trip (the insert skips a stored id by itself); for usage events on Citus, the
     /// registry probed and the new ids registered, then inserted (`registerThenAppend`).
-    private func lookUpThenAppend(_ table: SyncTable, _ changes: [PushChange], rows: [SyncRow]) async throws -> ([String: StoredRow], Set<UUID>) {
+    private func lookUpThenAppend(_ table: SyncTable, _ changes: [PushChange], rows: [SyncRow]) async throws -> ([UUID: StoredRow], Set<UUID>) {
         let isUsage = table.collection == .usageEvents
         var queries = [
             isUsage
                 ? SyncTableSQL.registered(tenant: tenant, user: user, ids: changes.map(\.id))
-                : SyncTableSQL.current(table.collection, tenant: tenant, user: user, keys: changes.map(\.id))
+                : SyncTableSQL.current(table.collection, tenant: tenant, user: user, ids: changes.map(\.id))
         ]
         if !rows.isEmpty && !isUsage { queries.append(SyncTableSQL.appendOnly(table, tenant: tenant, user: user, rows: rows)) }
         let read = try await connection.pipeline(queries)
         guard read.count == queries.count, let lookup = read.first, let last = read.last else {
             throw PGError(kind: .client, message: "the append reads returned \(read.count) results")
         }
-        let existing: [String: StoredRow]
+        let existing: [UUID: StoredRow]
         if isUsage {
             let known = try lookup.rows.map { try $0.decode("id", as: UUID.self) }
-            existing = known.isEmpty ? [:] : try await storedRows(table.collection, keys: known)
+            existing = known.isEmpty ? [:] : try await storedRows(table.collection, ids: known)
         } else {
             existing = try storedRows(lookup)
         }

@@ -274,8 +274,9 @@ extension PushBatch {
 
         if !writes.id.isEmpty {
             // One stored day (a completion on a day that has one, what phones send most): a
-            // plain update by its key; more days, or a new one, the one upsert for all.
-            if writes.id.count == 1, byID[writes.id[0]] != nil {
+            // plain update by its key; more days, or a new one, the one upsert for all. Not on
+            // Citus, which refuses `now()` inside the update's CASE.
+            if singleNode, writes.id.count == 1, byID[writes.id[0]] != nil {
                 try await writeLater([Self.updateProgressDay(tenant: tenant, user: user, writes)])
             } else {
                 try await writeLater([Self.writeProgressDays(tenant: tenant, user: user, writes)])
@@ -285,7 +286,7 @@ extension PushBatch {
             try await writeLater(Self.writeAdditions(tenant: tenant, user: user, covered: covered, added: added, device: device))
         }
         let losers = Set(outcomes.filter { $0.2 == .superseded }.map(\.1))
-        let current = losers.isEmpty ? [:] : try await storedRows(.dailyProgress, keys: Array(losers))
+        let current = losers.isEmpty ? [:] : try await storedRows(.dailyProgress, ids: Array(losers))
         for (change, target, outcome, version) in outcomes {
             switch outcome {
             case .applied:
@@ -293,7 +294,7 @@ extension PushBatch {
             case .unchanged:
                 unchanged(change, version: version, canonical: target)
             case .superseded:
-                guard let row = current[target.uuidString.lowercased()] else {
+                guard let row = current[target] else {
                     reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
                     continue
                 }

@@ -187,7 +187,7 @@ extension PushBatch {
 
         // Superseded changes return the record as it stands now.
         let supersededTargets = settlements.filter { $0.value.outcomes.values.contains(.superseded) }.map(\.key)
-        let current = supersededTargets.isEmpty ? [:] : try await storedRows(collection, keys: supersededTargets.compactMap { rowIDs[$0] })
+        let current = supersededTargets.isEmpty ? [:] : try await storedRows(collection, ids: supersededTargets.compactMap { rowIDs[$0] })
         for change in changes {
             let key = target(change)
             let canonical = rowIDs[key] ?? change.id
@@ -201,7 +201,7 @@ extension PushBatch {
             case .unchanged?:
                 unchanged(change, version: versions[key] ?? stored[key]?.serverVersion, canonical: canonical)
             case .superseded?:
-                if let row = current[canonical.uuidString.lowercased()] {
+                if let row = current[canonical] {
                     superseded(change, by: row)
                     // Lost only field by field (logged by field), or only to the same values
                     // (nothing lost): not logged whole, as a change a delete beat is.

@@ -18,7 +18,7 @@ extension PushBatch {
     static func abandonSessions(tenant: UUID, user: String, losers: [UUID], survivorStart: Date, after version: Int64) -> PGQuery {
         """
         UPDATE focus_sessions f SET state = 'abandoned', end_time = l.end_time, updated_at = l.updated_at,
-            updated_by = 'server', server_version = \(version) + l.n, synced_at = l.now
+            updated_by = \(ServerDevice.sql), server_version = \(version) + l.n, synced_at = l.now
         FROM (SELECT s.id, row_number() OVER (ORDER BY s.id) AS n, greatest(\(survivorStart)::timestamptz, s.start_time) AS end_time,
                      greatest(date_trunc('milliseconds', now()), s.updated_at + interval '1 millisecond') AS updated_at, now() AS now
               FROM unnest(\(losers)::uuid[]) AS k(id)

@@ -24,7 +24,7 @@ extension PushBatch {
             let record = recordOverride[change.index] ?? change.record
             return SyncRow(
                 id: key, version: version, updatedAt: change.updatedAt,
-                updatedBy: updatedByOverride.contains(change.index) ? "server" : device,
+                updatedBy: updatedByOverride.contains(change.index) ? ServerDevice.name : device,
                 isDelete: change.op == .delete, values: record.map(table.values) ?? [])
         }
         let write = SyncTableSQL.lastWriterWins(table, tenant: tenant, user: user, rows: rows, extraCondition: extraCondition)
@@ -38,7 +38,7 @@ extension PushBatch {
             return winners[key]?.index == change.index && written.contains(key) && !updatedByOverride.contains(change.index) && versions[key] != nil
         }
         let readBack = Set(changes.filter { !wasApplied($0) }.map(target))
-        let stored = readBack.isEmpty ? [:] : try await storedRows(table.collection, keys: Array(readBack))
+        let stored = readBack.isEmpty ? [:] : try await storedRows(table.collection, ids: Array(readBack))
         var sameKeyed: [(change: PushChange, key: UUID)] = []
         for change in changes {
             let key = target(change)
@@ -46,7 +46,7 @@ extension PushBatch {
                 applied(change, version: version, canonical: key)
                 continue
             }
-            guard let winner = winners[key], let row = stored[key.uuidString.lowercased()] else {
+            guard let winner = winners[key], let row = stored[key] else {
                 reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
                 continue
             }
@@ -65,7 +65,7 @@ extension PushBatch {
         // Same key as stored: the same write again (unchanged) or other content (superseded).
         let same = try await storedAsSent(table, sameKeyed)
         for (change, key) in sameKeyed {
-            guard let row = stored[key.uuidString.lowercased()] else { continue }
+            guard let row = stored[key] else { continue }
             if same.contains(change.index) { unchanged(change, version: row.serverVersion, canonical: key) } else { superseded(change, by: row) }
         }
     }
@@ -83,23 +83,23 @@ extension PushBatch {
         return Set(try await connection.query(query).rows.map { Int(try $0.decode("change_index", as: Int64.self)) })
     }
 
-    func storedRows(_ collection: SyncCollection, keys: [UUID]) async throws -> [String: StoredRow] {
-        try await storedRows(SyncTableSQL.current(collection, tenant: tenant, user: user, keys: keys))
+    func storedRows(_ collection: SyncCollection, ids: [UUID]) async throws -> [UUID: StoredRow] {
+        try await storedRows(SyncTableSQL.current(collection, tenant: tenant, user: user, ids: ids))
     }
 
-    func storedRows(_ query: PGQuery) async throws -> [String: StoredRow] {
+    func storedRows(_ query: PGQuery) async throws -> [UUID: StoredRow] {
         try storedRows(try await connection.query(query))
     }
 
-    /// The rows of a `SyncTableSQL.current` result, by key.
-    func storedRows(_ result: PGResult) throws -> [String: StoredRow] {
-        var rows: [String: StoredRow] = [:]
+    /// The rows of a `SyncTableSQL.current` result, by id.
+    func storedRows(_ result: PGResult) throws -> [UUID: StoredRow] {
+        var rows: [UUID: StoredRow] = [:]
         for row in result.rows {
             let stored = StoredRow(
-                id: try row.decode("id"), key: try row.decode("key"), updatedAt: try row.decode("updated_at"),
+                id: try row.decode("id"), updatedAt: try row.decode("updated_at"),
                 updatedBy: try row.decode("updated_by"), deleted: try row.decode("deleted"), serverVersion: try row.decode("server_version"),
                 change: try row.decode("change"), focusState: try row.decodeIfPresent("focus_state"))
-            rows[stored.key] = stored
+            rows[stored.id] = stored
         }
         return rows
     }

@@ -3,8 +3,8 @@ import HabitSyncDomain
 import LibPQClient
 
 /// One batch being applied inside its push transaction, following its `PushPlan` (validated and
-/// grouped before the transaction began): writes each collection's share with one set-based
-/// statement (plus one to read back the rows of the changes that did not apply, if any), and
+/// grouped before the transaction began): writes each collection's share with a constant number
+/// of set-based statements, whatever the batch's size (a rule kind's extension says which), and
 /// collects the per-change results and the conflict log. Each rule kind lives in an extension
 /// of its own (`PushBatch+LastWriterWins.swift` …).
 final class PushBatch {
@@ -20,9 +20,11 @@ final class PushBatch {
     /// collection's write runs under a savepoint, and a refused change is isolated by
     /// bisection and rejected, so the rest of the batch is still stored.
     let isolatesRefusals: Bool
-    /// One node (not Citus): a usage event's registration and insert are one statement
-    /// (`SyncTableSQL.registerAndAppendUsageEvents`), which Citus cannot route to one worker.
-    let registersInTheInsert: Bool
+    /// One node (not Citus): statements Citus cannot route to one worker or refuses are used:
+    /// a usage event's registration and insert as one statement
+    /// (`SyncTableSQL.registerAndAppendUsageEvents`), one stored day's plain update
+    /// (`updateProgressDay`, `now()` inside a CASE).
+    let singleNode: Bool
     var nextVersion: Int64
     var results: [ChangeResult?] = []
     var raw: [[String: JSONValue]] = []
@@ -43,7 +45,7 @@ final class PushBatch {
         connection: PGConnection, tenant: UUID, user: String, device: String, batchID: UUID, derivedRecordID: UUID, firstVersion: Int64,
         context: ValidationContext, isolatesRefusals: Bool, singleNode: Bool = false
     ) {
-        self.registersInTheInsert = singleNode
+        self.singleNode = singleNode
         self.connection = connection
         self.tenant = tenant
         self.user = user
@@ -143,15 +145,18 @@ final class PushBatch {
         let items = results.enumerated().map { index, result in
             (result ?? ChangeResult(index: index, status: .rejected, error: ChangeRejection(.invalidField, "not processed"))).json
         }
-        let epochField = epoch.map { ",\"epoch\":\"\($0.text)\"" } ?? ""
-        return "{\"batchId\":\"\(batchID.uuidString.lowercased())\"\(epochField),\"results\":[" + items.joined(separator: ",") + "]}"
+        var writer = JSONObjectWriter(reservingCapacity: items.reduce(96) { $0 + $1.utf8.count + 1 })
+        writer.add("batchId", batchID.uuidString.lowercased())
+        if let epoch { writer.add("epoch", epoch.text) }
+        writer.add("results", jsonArray: items)
+        return writer.json
     }
 
     // MARK: - Results
 
-    func record(_ result: ChangeResult, collection: String) {
+    func record(_ result: ChangeResult, collection: SyncCollection?) {
         results[result.index] = result
-        tally.counts[collection, default: [:]][result.status.rawValue, default: 0] += 1
+        tally.counts[collection, default: [:]][result.status, default: 0] += 1
     }
 
     private func rawID(_ index: Int) -> String? {
@@ -159,14 +164,14 @@ final class PushBatch {
         return UUID(uuidString: text)?.uuidString.lowercased() ?? TextRules.storable(String(text.unicodeScalars.prefix(200)))
     }
 
-    func rawCollection(_ index: Int) -> String {
-        guard case .string(let text)? = raw[index]["collection"], SyncCollection(rawValue: text) != nil else { return "unknown" }
-        return text
+    func rawCollection(_ index: Int) -> SyncCollection? {
+        guard case .string(let text)? = raw[index]["collection"] else { return nil }
+        return SyncCollection(rawValue: text)
     }
 
     func reject(_ index: Int, _ error: any Error) {
         let rejection = error as? ChangeRejection ?? ChangeRejection(.invalidField, "\(error)")
-        if rejection.code == .refusedByDatabase { tally.refusals.append("\(rawCollection(index)): \(rejection.message)") }
+        if rejection.code == .refusedByDatabase { tally.refusals.append("\(rawCollection(index)?.rawValue ?? "unknown"): \(rejection.message)") }
         var result = ChangeResult(index: index, id: rawID(index), status: .rejected, error: rejection)
         result.clamped = accepted[index]?.clamped ?? false
         record(result, collection: rawCollection(index))
@@ -176,14 +181,14 @@ final class PushBatch {
         var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .applied, serverVersion: version)
         if let canonical, canonical != change.id { result.canonicalId = canonical }
         result.clamped = change.clamped
-        record(result, collection: change.collection.rawValue)
+        record(result, collection: change.collection)
     }
 
     func unchanged(_ change: PushChange, version: Int64?, canonical: UUID? = nil) {
         var result = ChangeResult(index: change.index, id: change.id.uuidString.lowercased(), status: .unchanged, serverVersion: version)
         if let canonical, canonical != change.id { result.canonicalId = canonical }
         result.clamped = change.clamped
-        record(result, collection: change.collection.rawValue)
+        record(result, collection: change.collection)
     }
 
     func superseded(_ change: PushChange, by stored: StoredRow) {
@@ -192,6 +197,6 @@ final class PushBatch {
         result.clamped = change.clamped
         result.winningKey = (stored.updatedAt, stored.updatedBy)
         if stored.id != change.id { result.canonicalId = stored.id }
-        record(result, collection: change.collection.rawValue)
+        record(result, collection: change.collection)
     }
 }

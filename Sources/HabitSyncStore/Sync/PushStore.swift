@@ -44,7 +44,8 @@ public struct PushStore: Sendable {
     /// What one push did, for metrics: results by collection and status, and the steps the
     /// slow path had to skip because PostgreSQL refused them (for the log).
     public struct Tally: Sendable, Equatable {
-        public var counts: [String: [String: Int]] = [:]
+        /// Nil: a change naming no collection this server knows.
+        public var counts: [SyncCollection?: [ChangeStatus: Int]] = [:]
         public var skippedSteps: [String] = []
         /// What PostgreSQL refused, per refused change: its collection, SQLSTATE, constraint and
         /// column (never values), for the log.
@@ -286,7 +287,7 @@ public struct PushStore: Sendable {
             }
             var notice: ChangeNotice?
             if batch.nextVersion - 1 > counter {
-                let touched = batch.tally.counts.filter { ($0.value["applied"] ?? 0) > 0 }.keys.sorted()
+                let touched = batch.tally.counts.filter { ($0.value[.applied] ?? 0) > 0 }.keys.compactMap { $0 }.sorted { $0.rawValue < $1.rawValue }
                 notice = ChangeNotice(
                     tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1, deviceID: deviceID, collections: touched)
             }

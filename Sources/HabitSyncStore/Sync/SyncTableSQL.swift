@@ -208,38 +208,25 @@ enum SyncTableSQL {
         )
     }
 
-    /// The stored state of the rows whose `key` column is among `keys` (of SQL type `keyType`),
-    /// as wire changes and records, for the results.
+    /// The stored state of the rows whose ids are `ids`, as wire changes and records, for the
+    /// results.
     ///
     /// Usage events are found at the time the registry holds for their id (`registeredTime`).
     static func current(
-        _ collection: SyncCollection, tenant: UUID, user: String, keys: some PGEncodable,
-        by key: PGFragment = "id", keyType: PGFragment = "uuid"
+        _ collection: SyncCollection, tenant: UUID, user: String, ids: [UUID]
     ) -> PGQuery {
         // The lateral subquery returns whole rows (`s.h`, of the table's row type), which the
         // wire JSON's record functions take.
         let h: PGFragment = "(s.h)"
-        let (registered, atItsTime) = registeredTime(collection, tenant: tenant, user: user, id: "k.key")
+        let (registered, atItsTime) = registeredTime(collection, tenant: tenant, user: user, id: "k.id")
         return """
-            SELECT \(h).id, \(h).\(key)::text AS key, \(h).updated_at, \(h).updated_by, \(h).deleted_at IS NOT NULL AS deleted,
+            SELECT \(h).id, \(h).updated_at, \(h).updated_by, \(h).deleted_at IS NOT NULL AS deleted,
                    \(h).server_version, \(WireChangeSQL.change(collection, alias: h))::text AS change,
                    \(collection == .focusSessions ? "(s.h).state" : "NULL::text" as PGFragment) AS focus_state
-            FROM unnest(\(keys)::\(keyType)[]) AS k(key)
+            FROM unnest(\(ids)::uuid[]) AS k(id)
             \(registered)
             CROSS JOIN LATERAL (SELECT h FROM \(PGFragment.identifier(collection.table)) h
-                                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.\(key) = k.key\(atItsTime) OFFSET 0) s
+                                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = k.id\(atItsTime) OFFSET 0) s
             """
     }
-}
-
-/// One row of a set-based write.
-struct SyncRow: Sendable {
-    let id: UUID
-    let version: Int64
-    let updatedAt: Date
-    let updatedBy: String
-    let isDelete: Bool
-    /// Text values of the data columns; empty for deletes (but for a tombstone that keeps the
-    /// fields merged into it: `PushBatch.applyFieldMerge`).
-    let values: [String?]
 }
