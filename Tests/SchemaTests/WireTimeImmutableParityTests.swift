@@ -39,4 +39,26 @@ import Testing
             }
         }
     }
+
+    @Test func aDeviceIdInsideTheBuiltKeyIsWhatToJSONWrites() async throws {
+        let devices = ["phone", "we\"ird", "back\\slash", "\\\"", "café", "e\u{301}", "😀 watch", "'quoted'", String(repeating: "x", count: 100)]
+        let database = try await TestPostgres.shared.migratedDatabase()
+        try await database.withPool(size: 1) { pool in
+            let rows = try await pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT d AS device, ('"' || \(PushBatch.jsonStringBody("d")) || '"')::jsonb #>> '{}' AS read_back,
+                           ('"' || \(PushBatch.jsonStringBody("d")) || '"')::jsonb = to_jsonb(d) AS same
+                    FROM unnest(\(devices)::text[]) AS d
+                    """
+                ).rows
+            }
+            #expect(rows.count == devices.count)
+            for row in rows {
+                let device = try row.decode("device", as: String.self)
+                #expect(try row.decode("read_back", as: String.self) == device)
+                #expect(try row.decode("same", as: Bool.self), "\(device)")
+            }
+        }
+    }
 }

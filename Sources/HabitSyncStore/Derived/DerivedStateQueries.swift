@@ -139,15 +139,18 @@ enum DerivedStateQueries {
         """
     }
 
+    /// The user's ids from `OwnerRow`, so that Citus writes them on the user's shard (with
+    /// them as binds it gathered the rows on the coordinator and committed in two phases).
     static func saveMonths(tenant: UUID, user: String, award: Int, months: [(month: LocalDate, summary: StreakSummary)]) -> PGQuery {
         let summaries = months.map(\.summary)
         return """
             INSERT INTO derived_streak_months (tenant_id, user_id, month, daily_completion_xp, complete_days, last_complete_date, has_break, leading_run, trailing_run, longest_run)
-            SELECT \(tenant), \(user), m.month, \(award), m.complete_days, m.last_complete_date, m.has_break, m.leading_run, m.trailing_run, m.longest_run
+            SELECT owner.tenant_id, owner.user_id, m.month, \(award), m.complete_days, m.last_complete_date, m.has_break, m.leading_run, m.trailing_run, m.longest_run
             FROM unnest(\(months.map(\.month))::date[], \(summaries.map { Int32($0.completeDays) })::int4[],
                         \(summaries.map { $0.lastCompleteDay.map(LocalDate.init(dayNumber:)) })::date[], \(summaries.map(\.hasBreak))::bool[],
                         \(summaries.map { Int32($0.leadingRun) })::int4[], \(summaries.map { Int32($0.trailingRun) })::int4[], \(summaries.map { Int32($0.longestRun) })::int4[])
                 AS m(month, complete_days, last_complete_date, has_break, leading_run, trailing_run, longest_run)
+            CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
             ON CONFLICT (tenant_id, user_id, month) DO UPDATE SET daily_completion_xp = EXCLUDED.daily_completion_xp,
                 complete_days = EXCLUDED.complete_days, last_complete_date = EXCLUDED.last_complete_date, has_break = EXCLUDED.has_break,
                 leading_run = EXCLUDED.leading_run, trailing_run = EXCLUDED.trailing_run, longest_run = EXCLUDED.longest_run

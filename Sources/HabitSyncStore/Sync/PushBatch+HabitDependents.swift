@@ -25,9 +25,9 @@ extension PushBatch {
     /// to the delete's), so an edit older than the delete merges into the tombstone alike
     /// whether it arrives before the delete or after it.
     /// `habitsync_wire_time(column)` (`2026-11-20T08:15:30.123Z`) from immutable parts only:
-    /// Citus refuses a STABLE function of a column (`to_char`) in a data-modifying statement
-    /// ("STABLE functions used in UPDATE queries cannot be called with column references").
-    /// The column is a `timestamptz(3)`, so its milliseconds are whole.
+    /// Citus refuses a STABLE function of a column (`to_char`, `jsonb_build_array`) in a
+    /// data-modifying statement ("STABLE functions used in UPDATE queries cannot be called with
+    /// column references"). The column is a `timestamptz(3)`, so its milliseconds are whole.
     static func wireTimeImmutable(_ column: PGFragment) -> PGFragment {
         let utc: PGFragment = "(\(column) AT TIME ZONE 'UTC')"
         func part(_ field: PGFragment, _ width: Int) -> PGFragment { "lpad(date_part('\(field)', \(utc))::int::text, \(width), '0')" }
@@ -38,19 +38,27 @@ extension PushBatch {
             """
     }
 
+    /// A device id's text inside a JSON string, by immutable `replace`s: a device id holds no
+    /// control character (the push refuses them), so a backslash and a quote are all there is
+    /// to escape.
+    static func jsonStringBody(_ column: PGFragment) -> PGFragment {
+        "replace(replace(\(column), '\\', '\\\\'), '\"', '\\\"')"
+    }
+
     static func tombstoneDependents(_ table: PGFragment, tenant: UUID, user: String, habits: [UUID], deletedAt: [Date], after version: Int64) -> PGQuery {
         var moved: PGFragment = ""
         if table == "daily_progress" {
             moved = "count_set_value = 0, count_set_at = nb.updated_at, count_set_by = \(ServerDevice.sql), "
         } else if table == "reminders" {
-            let eachField = reminderFields.map { PGFragment.literal($0) + ", nb.old_key" }.joined(separator: ", ")
-            moved = "field_times = jsonb_build_object(\(eachField)) || coalesce(c.field_times, '{}'::jsonb), "
+            // Built as text and cast: jsonb_build_object is STABLE (see `wireTimeImmutable`).
+            let eachField = reminderFields.map { PGFragment.literal("\"\($0)\":") + " || nb.old_key" }.joined(separator: " || ',' || ")
+            moved = "field_times = ('{' || \(eachField) || '}')::jsonb || coalesce(c.field_times, '{}'::jsonb), "
         }
         return """
             WITH doomed AS (SELECT * FROM unnest(\(habits)::uuid[], \(deletedAt)::timestamptz[]) AS d(habit_id, updated_at)),
             numbered AS (
                 SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n,
-                       jsonb_build_array(\(Self.wireTimeImmutable("c.updated_at")), c.updated_by) AS old_key
+                       '["' || \(Self.wireTimeImmutable("c.updated_at")) || '","' || \(Self.jsonStringBody("c.updated_by")) || '"]' AS old_key
                 FROM \(table) c JOIN doomed d ON c.habit_id = d.habit_id
                 WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.deleted_at IS NULL
                   AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, \(ServerDevice.sql) COLLATE "C")
