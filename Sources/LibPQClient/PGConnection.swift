@@ -44,6 +44,9 @@ public final class PGConnection: Sendable {
     let namedPreparedStatements: Bool
     /// Kept as long as the handle: libpq holds a pointer to it (`PGNoticeSink.install`).
     private let notices: PGNoticeSink
+    /// Where a transaction's body runs (`PGPool.withTransaction`): libpq calls made there
+    /// block its queue instead of hopping to the thread pool.
+    let executor: ConnectionExecutor
 
     private init(
         handle: sending Handle, backendPID: Int32, threadPool: NIOThreadPool, statementCounter: StatementCounter?, namedPreparedStatements: Bool,
@@ -55,6 +58,7 @@ public final class PGConnection: Sendable {
         self.handle = Mutex(handle)
         self.backendPID = backendPID
         self.threadPool = threadPool
+        self.executor = ConnectionExecutor(label: "habitsync.postgresql.\(backendPID)")
     }
 
     /// Opens a connection (on the thread pool) and prepares its session: UTC, ISO dates,
@@ -141,14 +145,10 @@ public final class PGConnection: Sendable {
         if isBroken { throw PGError(kind: .connection, message: "the connection is closed") }
         statementCounter?.increment()
         do {
-            return try await threadPool.runIfActive { [self] in
-                try handle.withLock { handle -> Result in
-                    guard let pointer = handle.pointer else {
-                        throw PGError(kind: .connection, message: "the connection is closed")
-                    }
-                    return try body(handle, pointer)
-                }
-            }
+            // In a transaction's body the caller runs on this connection's own queue: the
+            // call blocks it there, with no hop to the pool's thread and back.
+            if executor.isCurrent { return try withHandle(body) }
+            return try await threadPool.runIfActive { [self] in try withHandle(body) }
         } catch let error as PGError {
             // A Citus coordinator relays a worker it cannot reach as a server error of class 08
             // on a connection that is itself fine: that connection is kept.
@@ -156,6 +156,15 @@ public final class PGConnection: Sendable {
             let relayedFromAnotherNode = error.kind == .server && error.sqlState?.errorClass == "08" && statusOK
             if (error.isConnectionFailure && !relayedFromAnotherNode) || !statusOK { markBroken() }
             throw error
+        }
+    }
+
+    private func withHandle<Result: Sendable>(_ body: @Sendable (Handle, OpaquePointer) throws -> Result) throws -> Result {
+        try handle.withLock { handle -> Result in
+            guard let pointer = handle.pointer else {
+                throw PGError(kind: .connection, message: "the connection is closed")
+            }
+            return try body(handle, pointer)
         }
     }
 

@@ -140,23 +140,29 @@ public final class PGPool: Service, Sendable {
             // fewer); a transaction whose body sends nothing costs none.
             connection.deferCommands(unsafeSQL: asCommands ? begin + settings.map(\.command) : begin)
             if !asCommands { try connection.deferStatements([PGLocalSetting.oneStatement(settings)]) }
-            do {
-                let result = try await body(connection)
-                if !connection.takeCommitted() { try await connection.simpleQuery(unsafeSQL: "COMMIT") }
-                release(connection)
-                return result
-            } catch let error as PGError where error.isConnectionFailure && !connection.hasDeliveredResult && attempt < 3 {
-                // The connection was dead before anything ran (its first round trip carried
-                // BEGIN): nothing happened, so the transaction starts again on another.
-                release(connection)
-                continue
-            } catch {
-                if !connection.isBroken {
-                    _ = try? await connection.simpleQuery(unsafeSQL: "ROLLBACK")
+            // The body runs on the connection's own queue (`ConnectionExecutor`): its statements
+            // block there instead of each hopping to the thread pool and back.
+            let executor = configuration.maximumConnections <= ConnectionExecutor.largestPool ? connection.executor : nil
+            let outcome: TransactionAttempt<Result> = try await withTaskExecutorPreference(executor) {
+                do {
+                    let result = try await body(connection)
+                    if !connection.takeCommitted() { try await connection.simpleQuery(unsafeSQL: "COMMIT") }
+                    release(connection)
+                    return .done(result)
+                } catch let error as PGError where error.isConnectionFailure && !connection.hasDeliveredResult && attempt < 3 {
+                    // The connection was dead before anything ran (its first round trip carried
+                    // BEGIN): nothing happened, so the transaction starts again on another.
+                    release(connection)
+                    return .again
+                } catch {
+                    if !connection.isBroken {
+                        _ = try? await connection.simpleQuery(unsafeSQL: "ROLLBACK")
+                    }
+                    release(connection)
+                    throw error
                 }
-                release(connection)
-                throw error
             }
+            if case .done(let result) = outcome { return result }
         }
     }
 
@@ -317,4 +323,10 @@ public final class PGPool: Service, Sendable {
         }
         waiter?.continuation.resume(returning: .openNew)
     }
+}
+
+/// One try of `PGPool.withTransaction`: its result, or "start again on another connection".
+private enum TransactionAttempt<Value> {
+    case done(Value)
+    case again
 }
