@@ -50,6 +50,16 @@ struct GuaranteePrice: Sendable {
         try await pool.withConnection { connection in
             try await switchTriggers(connection, enable: true)
             for definition in definitions { try await connection.simpleQuery(unsafeSQL: definition) }
+            // The next measurement assumes every guarantee is back: checked, not trusted.
+            let patterns = triggerPrefixes.map { $0 + "%" }
+            let off = try await connection.query(
+                "SELECT count(*) AS n FROM pg_trigger WHERE tgenabled = 'D' AND tgname LIKE ANY (\(patterns)::text[])"
+            ).single().decode("n", as: Int.self)
+            for (function, definition) in zip(noOpFunctions, definitions) {
+                let now = try await connection.query("SELECT pg_get_functiondef(\(function)::regprocedure) AS definition").single()
+                guard try now.decode("definition", as: String.self) == definition else { throw BenchError("\(function) was not restored") }
+            }
+            guard off == 0 else { throw BenchError("\(off) triggers of \(name) are still disabled") }
         }
         return try result.get()
     }

@@ -106,4 +106,17 @@ import Testing
         }
         #expect(printed.contains("20001 rows"), "every row of the large account erased: \(printed)")
     }
+
+    /// `--check-in --prices --quick`: the check-in with every guarantee and without each (the
+    /// bench checks each is back on before the next run, and fails otherwise), every row printed.
+    @Test func thePriceRunMeasuresTheCheckInWithoutEachGuarantee() async throws {
+        let (status, printed, log) = try await Self.runBench(["--check-in", "--prices", "--quick", "--price-rounds", "1"])
+        #expect(status == 0, "\(log)")
+        for row in [
+            "| (every guarantee kept) |", "| record digests (triggers) |", "| streak month summaries (triggers) |", "| usage streak's exit runs (triggers) |",
+            "| the erased-account check after the lock |", "| all four |",
+        ] {
+            #expect(printed.contains(row), "\(printed)")
+        }
+    }
 }
