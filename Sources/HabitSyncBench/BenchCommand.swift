@@ -118,20 +118,8 @@ struct BenchCommand: AsyncParsableCommand {
             do {
                 result = try await checkIn(environment)
                 if checkInPrices {
-                    // Rounds alternate with and without each, so that drift of the machine
-                    // or of the tables lands on every row alike; each row is its median.
-                    var samples: [String: [CheckInBench.Result]] = [:]
-                    for round in 1...priceRounds {
-                        log("prices, round \(round) of \(priceRounds): check-in with every guarantee…")
-                        samples[GuaranteePrice.kept, default: []].append(try await checkIn(environment, rawCeiling: false))
-                        for guarantee in GuaranteePrice.each + [GuaranteePrice.all] {
-                            log("prices, round \(round) of \(priceRounds): check-in without \(guarantee.name)…")
-                            let row = try await guarantee.withOff(environment.database.pool) { try await checkIn(environment, rawCeiling: false) }
-                            samples[guarantee.name, default: []].append(row)
-                        }
-                    }
-                    prices = ([GuaranteePrice.kept] + (GuaranteePrice.each + [GuaranteePrice.all]).map(\.name)).map {
-                        GuaranteePrice.Row(without: $0, samples: samples[$0] ?? [])
+                    prices = try await GuaranteePrice.rows(rounds: priceRounds, pool: environment.database.pool, log: log) {
+                        try await checkIn(environment, rawCeiling: false)
                     }
                 }
             } catch {

@@ -24,6 +24,25 @@ struct GuaranteePrice: Sendable {
     static let all = GuaranteePrice(
         name: "all four", triggerPrefixes: each.flatMap(\.triggerPrefixes), noOpFunctions: each.flatMap(\.noOpFunctions))
 
+    /// The check-in (`measure`) with every guarantee, then without each and without all, for
+    /// `rounds` rounds: alternating, so that drift of the machine or of the tables lands on
+    /// every row alike; each row holds its rounds (its figure is their median).
+    static func rows(
+        rounds: Int, pool: PGPool, log: (String) -> Void, measure: () async throws -> CheckInBench.Result
+    ) async throws -> [Row] {
+        let priced = each + [all]
+        var samples: [String: [CheckInBench.Result]] = [:]
+        for round in 1...max(1, rounds) {
+            log("prices, round \(round) of \(rounds): check-in with every guarantee…")
+            samples[kept, default: []].append(try await measure())
+            for guarantee in priced {
+                log("prices, round \(round) of \(rounds): check-in without \(guarantee.name)…")
+                samples[guarantee.name, default: []].append(try await guarantee.withOff(pool, measure))
+            }
+        }
+        return ([kept] + priced.map(\.name)).map { Row(without: $0, samples: samples[$0] ?? []) }
+    }
+
     /// Runs `body` with the guarantee off, and turns it on again whatever `body` did.
     func withOff<T>(_ pool: PGPool, _ body: () async throws -> T) async throws -> T {
         let definitions = try await pool.withConnection { connection in
@@ -51,7 +70,6 @@ struct GuaranteePrice: Sendable {
             try await switchTriggers(connection, enable: true)
             for definition in definitions { try await connection.simpleQuery(unsafeSQL: definition) }
             // The next measurement assumes every guarantee is back: checked, not trusted.
-            let patterns = triggerPrefixes.map { $0 + "%" }
             let off = try await connection.query(
                 "SELECT count(*) AS n FROM pg_trigger WHERE tgenabled = 'D' AND tgname LIKE ANY (\(patterns)::text[])"
             ).single().decode("n", as: Int.self)
@@ -64,9 +82,11 @@ struct GuaranteePrice: Sendable {
         return try result.get()
     }
 
+    /// `LIKE` patterns of the guarantee's triggers.
+    private var patterns: [String] { triggerPrefixes.map { $0 + "%" } }
+
     private func switchTriggers(_ connection: PGConnection, enable: Bool) async throws {
         guard !triggerPrefixes.isEmpty else { return }
-        let patterns = triggerPrefixes.map { $0 + "%" }
         // Triggers cloned onto partitions follow their parent's (tgparentid).
         let triggers = try await connection.query(
             """

@@ -52,12 +52,12 @@ public final class ServerMetrics: Sendable {
             for (status, count) in statuses {
                 registry.makeCounter(
                     descriptor: Self.descriptor("habitsync_changes_pushed", unit: "total", "Pushed changes by collection and result status."),
-                    labels: [("collection", collection?.rawValue ?? "unknown"), ("status", status.rawValue)]
+                    labels: [("collection", PushStore.Tally.label(collection)), ("status", status.rawValue)]
                 ).increment(by: Int64(count))
                 if status.lost {
                     registry.makeCounter(
                         descriptor: Self.descriptor("habitsync_conflicts", unit: "total", "Changes that did not win (superseded or rejected), as kept in the conflict log."),
-                        labels: [("collection", collection?.rawValue ?? "unknown")]
+                        labels: [("collection", PushStore.Tally.label(collection))]
                     ).increment(by: Int64(count))
                 }
             }

@@ -159,8 +159,8 @@ struct SyncController: Sendable {
         }
         let page = try await pull.pull(identity: identity, after: cursor, limit: limit, collections: collections)
         metrics.recordPulled(page.changes.count)
-        // The records are JSON PostgreSQL rendered (the one exception to writing JSON in
-        // Swift: rendering them here measured slower), placed in the page as they are.
+        // The records are JSON PostgreSQL rendered (`WireChangeSQL`: the one exception to
+        // writing JSON in Swift; re-encoding them here was not measured), placed as they are.
         var writer = JSONObjectWriter(reservingCapacity: page.changes.reduce(256) { $0 + $1.utf8.count + 1 })
         writer.add("changes", jsonArray: page.changes)
         writer.add("cursor", page.cursor.text)

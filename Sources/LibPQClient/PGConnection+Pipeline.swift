@@ -74,7 +74,7 @@ extension PGConnection {
             return true
         }
         if deferred { return }
-        try await onThreadPoolWithHandle { handle, pointer in
+        try await blockingCall { handle, pointer in
             _ = try Self.runPipeline(prelude: queries, [], named: false, handle: handle, on: pointer)
         }
     }
@@ -95,7 +95,7 @@ extension PGConnection {
             statementCounter?.note(query)
         }
         let named = namedPreparedStatements
-        return try await onThreadPoolWithHandle { handle, pointer in
+        return try await blockingCall { handle, pointer in
             let (prelude, deferred) = handle.takePending()
             let results = try Self.runPipeline(prelude: prelude, deferred: deferred, queries, named: named, commit: commit, handle: handle, on: pointer)
             handle.deliveredResult = true

@@ -14,7 +14,7 @@ extension PGConnection {
         try Self.refuseNULInText(query.binds)
         statementCounter?.note(query)
         let named = namedPreparedStatements
-        return try await onThreadPoolWithHandle { handle, pointer in
+        return try await blockingCall { handle, pointer in
             let result: PGResult
             if handle.hasPending {
                 let (prelude, deferred) = handle.takePending()
@@ -44,7 +44,7 @@ extension PGConnection {
             return PGResult(columns: [], cells: [], affectedRows: nil, commandTag: sql)
         }
         let named = namedPreparedStatements
-        return try await onThreadPoolWithHandle { handle, pointer in
+        return try await blockingCall { handle, pointer in
             if handle.hasPending {
                 let (prelude, deferred) = handle.takePending()
                 _ = try Self.runPipeline(prelude: prelude, deferred: deferred, [], named: named, handle: handle, on: pointer)

@@ -137,11 +137,10 @@ public final class PGConnection: Sendable {
 
     // MARK: - Running libpq calls
 
-    func onThreadPool<Result: Sendable>(_ body: @escaping @Sendable (OpaquePointer) throws -> Result) async throws -> Result {
-        try await onThreadPoolWithHandle { _, pointer in try body(pointer) }
-    }
-
-    func onThreadPoolWithHandle<Result: Sendable>(_ body: @escaping @Sendable (Handle, OpaquePointer) throws -> Result) async throws -> Result {
+    /// Runs a blocking libpq call with the handle locked: inline when the caller is on this
+    /// connection's own queue (a transaction's body, `ConnectionExecutor`), on the thread pool
+    /// otherwise; a failure that shows the connection is gone marks it broken.
+    func blockingCall<Result: Sendable>(_ body: @escaping @Sendable (Handle, OpaquePointer) throws -> Result) async throws -> Result {
         if isBroken { throw PGError(kind: .connection, message: "the connection is closed") }
         statementCounter?.increment()
         do {

@@ -2,6 +2,8 @@ import Foundation
 
 /// JSON's scalars as text: what `JSONObjectWriter` and `JSONValue.jsonText` are made of.
 public enum JSONText {
+    private static let hex = Array("0123456789abcdef".unicodeScalars)
+
     public static func string(_ text: String) -> String {
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
@@ -14,7 +16,6 @@ public enum JSONText {
             case "\t": out += "\\t"
             case _ where scalar.value < 0x20:
                 // \u00XX without printf (issue 46: no number goes through printf per request).
-                let hex = Array("0123456789abcdef".unicodeScalars)
                 out += "\\u00"
                 out.unicodeScalars.append(hex[Int(scalar.value >> 4)])
                 out.unicodeScalars.append(hex[Int(scalar.value & 0xF)])

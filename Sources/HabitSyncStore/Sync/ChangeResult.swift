@@ -3,11 +3,9 @@ import HabitSyncDomain
 
 /// The outcome of one pushed change, as the push response reports it.
 struct ChangeResult: Sendable {
-    typealias Status = ChangeStatus
-
     let index: Int
     var id: String?
-    var status: Status
+    var status: ChangeStatus
     var serverVersion: Int64? = nil
     var canonicalId: UUID? = nil
     var clamped = false

@@ -69,7 +69,7 @@ extension PushBatch {
         func storable(_ text: String?, _ length: Int) -> String? { text.map { TextRules.storable(String($0.unicodeScalars.prefix(length))) } }
         var columns = ConflictColumns()
         for loser in losers {
-            columns.collection.append(rawCollection(loser.index)?.rawValue ?? "unknown")
+            columns.collection.append(PushStore.Tally.label(rawCollection(loser.index)))
             columns.recordID.append(storable(loser.id, 200))
             columns.outcome.append(loser.status.rawValue)
             columns.errorCode.append(loser.error?.code.rawValue)

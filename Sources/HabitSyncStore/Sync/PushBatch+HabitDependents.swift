@@ -47,18 +47,19 @@ extension PushBatch {
 
     static func tombstoneDependents(_ table: PGFragment, tenant: UUID, user: String, habits: [UUID], deletedAt: [Date], after version: Int64) -> PGQuery {
         var moved: PGFragment = ""
+        var oldKey: PGFragment = ""
         if table == "daily_progress" {
             moved = "count_set_value = 0, count_set_at = nb.updated_at, count_set_by = \(ServerDevice.sql), "
         } else if table == "reminders" {
             // Built as text and cast: jsonb_build_object is STABLE (see `wireTimeImmutable`).
             let eachField = reminderFields.map { PGFragment.literal("\"\($0)\":") + " || nb.old_key" }.joined(separator: " || ',' || ")
             moved = "field_times = ('{' || \(eachField) || '}')::jsonb || coalesce(c.field_times, '{}'::jsonb), "
+            oldKey = ", '[\"' || \(Self.wireTimeImmutable("c.updated_at")) || '\",\"' || \(Self.jsonStringBody("c.updated_by")) || '\"]' AS old_key"
         }
         return """
             WITH doomed AS (SELECT * FROM unnest(\(habits)::uuid[], \(deletedAt)::timestamptz[]) AS d(habit_id, updated_at)),
             numbered AS (
-                SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n,
-                       '["' || \(Self.wireTimeImmutable("c.updated_at")) || '","' || \(Self.jsonStringBody("c.updated_by")) || '"]' AS old_key
+                SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n\(oldKey)
                 FROM \(table) c JOIN doomed d ON c.habit_id = d.habit_id
                 WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.deleted_at IS NULL
                   AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, \(ServerDevice.sql) COLLATE "C")

@@ -171,7 +171,7 @@ final class PushBatch {
 
     func reject(_ index: Int, _ error: any Error) {
         let rejection = error as? ChangeRejection ?? ChangeRejection(.invalidField, "\(error)")
-        if rejection.code == .refusedByDatabase { tally.refusals.append("\(rawCollection(index)?.rawValue ?? "unknown"): \(rejection.message)") }
+        if rejection.code == .refusedByDatabase { tally.refusals.append("\(PushStore.Tally.label(rawCollection(index))): \(rejection.message)") }
         var result = ChangeResult(index: index, id: rawID(index), status: .rejected, error: rejection)
         result.clamped = accepted[index]?.clamped ?? false
         record(result, collection: rawCollection(index))

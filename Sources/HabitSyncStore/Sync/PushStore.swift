@@ -17,16 +17,17 @@ public struct PushStore: Sendable {
     public let maximumSkew: TimeInterval
     public let timeZones: TimeZoneCatalog
     public let queue: UserPushQueue
-    /// Whether the push folds its digest deltas into the user's row once (`closeUser`), and
-    /// finds a usage event's registration by the transaction's id; false on a Citus
-    /// coordinator, whose workers run the triggers and the transactions out of the push's sight.
-    public let defersDigests: Bool
+    /// One node, not a Citus coordinator (whose workers run the triggers and the transactions
+    /// out of the push's sight): the push then folds its digest deltas into the user's row once
+    /// (`closePush`), asks for the user's lock without waiting first (`lockLiveUser`), and its
+    /// batch uses the statements Citus cannot route or refuses (`PushBatch.singleNode`).
+    public let singleNode: Bool
 
     public init(
         pool: PGPool, statementTimeout: Duration = .seconds(5), maximumSkew: TimeInterval = 300,
-        timeZones: TimeZoneCatalog = TimeZoneCatalog(), queue: UserPushQueue = UserPushQueue(), defersDigests: Bool? = nil
+        timeZones: TimeZoneCatalog = TimeZoneCatalog(), queue: UserPushQueue = UserPushQueue(), singleNode: Bool? = nil
     ) {
-        self.defersDigests = defersDigests ?? !pool.configuration.connection.isDistributed
+        self.singleNode = singleNode ?? !pool.configuration.connection.isDistributed
         self.pool = pool
         self.statementTimeout = statementTimeout
         self.maximumSkew = maximumSkew
@@ -44,7 +45,7 @@ public struct PushStore: Sendable {
     /// What one push did, for metrics: results by collection and status, and the steps the
     /// slow path had to skip because PostgreSQL refused them (for the log).
     public struct Tally: Sendable, Equatable {
-        /// Nil: a change naming no collection this server knows.
+        /// Nil: a change naming no collection this server knows (`label`).
         public var counts: [SyncCollection?: [ChangeStatus: Int]] = [:]
         public var skippedSteps: [String] = []
         /// What PostgreSQL refused, per refused change: its collection, SQLSTATE, constraint and
@@ -52,6 +53,10 @@ public struct PushStore: Sendable {
         public var refusals: [String] = []
         /// Whether the batch took the slow path (a change PostgreSQL refused).
         public var isolatedRefusals = false
+
+        /// A collection as metrics, logs and the conflict log name it: "unknown" for a change
+        /// naming none this server knows.
+        public static func label(_ collection: SyncCollection?) -> String { collection?.rawValue ?? "unknown" }
     }
 
     /// Creates a user on first use and takes the new row's lock: `refuse_erased_user`
@@ -247,12 +252,12 @@ public struct PushStore: Sendable {
         identity: VerifiedIdentity, deviceID: String, request: PushRequest, plan: PushPlan, requestHash: [UInt8], context: ValidationContext,
         isolatingRefusals: Bool
     ) async throws -> (Outcome, Tally) {
-        let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID) + (defersDigests ? [Self.deferDigests] : [])
+        let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID) + (singleNode ? [Self.deferDigests] : [])
         return try await pool.withTransaction(statementTimeout: statementTimeout, localSettings: scope) { connection in
             // One round trip (with BEGIN and the settings): the user's lock and the replay lookup.
             let (user, previous, prefetched) = try await Self.lockLiveUserFindingBatch(
                 connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId,
-                prefetch: isolatingRefusals ? [] : PushBatch.prefetch(plan, tenant: identity.tenantID, user: identity.userID), tryingFirst: defersDigests)
+                prefetch: isolatingRefusals ? [] : PushBatch.prefetch(plan, tenant: identity.tenantID, user: identity.userID), tryingFirst: singleNode)
             let counter = try user.decode("change_counter", as: Int64.self)
             let derivedID = try user.decode("derived_record_id", as: UUID.self)
             let epochs = try SyncEpochRefusal.serverState(user)
@@ -271,7 +276,7 @@ public struct PushStore: Sendable {
             let batch = PushBatch(
                 connection: connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batchID: request.batchId,
                 derivedRecordID: derivedID, firstVersion: counter + 1, context: context, isolatesRefusals: isolatingRefusals,
-                singleNode: defersDigests)
+                singleNode: singleNode)
             try await batch.apply(plan, raw: request.changes, prefetched: prefetched)
             try await batch.recomputeDerivedStateIfNeeded()
             // The closing statements go as one pipeline with the COMMIT (and the writes still
@@ -292,7 +297,7 @@ public struct PushStore: Sendable {
                     tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1, deviceID: deviceID, collections: touched)
             }
             let body = Array(batch.responseJSON(epoch: epochs.epoch).utf8)
-            if defersDigests {
+            if singleNode {
                 closing.append(
                     Self.closePush(
                         tenant: identity.tenantID, user: identity.userID, device: deviceID, counter: batch.nextVersion - 1, notice: notice,
