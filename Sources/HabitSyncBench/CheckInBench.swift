@@ -1,6 +1,7 @@
 import Foundation
 import HabitSyncDomain
 import LibPQClient
+import Logging
 import ServerHarness
 
 #if canImport(Glibc)
@@ -237,18 +238,44 @@ enum CheckInBench {
 /// CPU time a process has used, from `/proc`: user and system time of the process (every
 /// thread); with `withChildren`, also of its exited children (fields 16–17) and its live ones.
 /// For PostgreSQL, the postmaster with its backends: a backend that exits during a run lands in
-/// the postmaster's children's times, so nothing is lost.
+/// the postmaster's children's times, so nothing is lost. On a Citus cluster, every node's
+/// postmaster (all on this machine): the sum is what the cluster spent.
 struct ProcessCPU: Sendable {
-    let pid: Int32
+    let pids: [Int32]
     let withChildren: Bool
 
-    /// The postmaster of `pool`'s server (the parent of one of its backends).
+    init(pid: Int32, withChildren: Bool) {
+        pids = [pid]
+        self.withChildren = withChildren
+    }
+
+    init(pids: [Int32], withChildren: Bool) {
+        self.pids = pids
+        self.withChildren = withChildren
+    }
+
+    /// The postmaster of `pool`'s server (the parent of one of its backends), and on a Citus
+    /// coordinator the postmaster of every active node besides.
     static func postgres(_ pool: PGPool) async throws -> ProcessCPU {
-        let backend = try await pool.withConnection { try await $0.query("SELECT pg_backend_pid() AS pid").single().decode("pid", as: Int32.self) }
-        guard let fields = stat(backend), fields.count > 1, let parent = Int32(fields[1]) else {
-            throw BenchError("PostgreSQL runs elsewhere (no /proc/\(backend)): its CPU cannot be read")
+        var configurations = [pool.configuration.connection]
+        let nodes: [PGNodeAddress] = try await pool.withConnection { connection in
+            guard try await connection.query("SELECT to_regclass('pg_catalog.pg_dist_node') IS NOT NULL AS citus").single().decode("citus", as: Bool.self) else { return [] }
+            return try await connection.query("SELECT nodename, nodeport FROM pg_dist_node WHERE isactive AND groupid <> 0 ORDER BY nodeport").rows.map {
+                PGNodeAddress(host: try $0.decode("nodename"), port: try $0.decode("nodeport"))
+            }
         }
-        return ProcessCPU(pid: parent, withChildren: true)
+        configurations += nodes.map { pool.configuration.connection.at($0) }
+        var postmasters: [Int32] = []
+        for configuration in configurations {
+            let backend = try await PGPool.withPool(.init(connection: configuration, maximumConnections: 1), logger: Logger(label: "habitsync-bench")) { node in
+                try await node.withConnection { try await $0.query("SELECT pg_backend_pid() AS pid").single().decode("pid", as: Int32.self) }
+            }
+            guard let fields = stat(backend), fields.count > 1, let parent = Int32(fields[1]) else {
+                throw BenchError("PostgreSQL runs elsewhere (no /proc/\(backend)): its CPU cannot be read")
+            }
+            if !postmasters.contains(parent) { postmasters.append(parent) }
+        }
+        return ProcessCPU(pids: postmasters, withChildren: true)
     }
 
     /// The fields of `/proc/<pid>/stat` after the command name (index 0 = field 3, state).
@@ -264,12 +291,15 @@ struct ProcessCPU: Sendable {
             let wanted = children ? [11, 12, 13, 14] : [11, 12]
             return wanted.reduce(0) { $0 + (fields.count > $1 ? Double(fields[$1]) ?? 0 : 0) }
         }
-        guard let own = Self.stat(pid) else { return 0 }
-        var total = times(own, children: withChildren)
-        if withChildren, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") {
-            for entry in entries {
-                guard let child = Int32(entry), let fields = Self.stat(child), fields.count > 1, fields[1] == String(pid) else { continue }
-                total += times(fields, children: false)
+        var total = 0.0
+        for pid in pids {
+            guard let own = Self.stat(pid) else { continue }
+            total += times(own, children: withChildren)
+            if withChildren, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") {
+                for entry in entries {
+                    guard let child = Int32(entry), let fields = Self.stat(child), fields.count > 1, fields[1] == String(pid) else { continue }
+                    total += times(fields, children: false)
+                }
             }
         }
         return total / ticks * 1000

@@ -181,8 +181,12 @@ public final class PGConnection: Sendable {
 /// owns the handle and keeps the sink alive as long.
 func openHandle(_ configuration: PGConnectionConfiguration, applicationSuffix: String = "") throws -> OpaquePointer {
     // Earlier keywords are defaults the connection string may override; later ones win.
-    let keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
-    let values = [String(configuration.connectTimeoutSeconds), configuration.applicationName + applicationSuffix, configuration.connectionString, "UTF8"]
+    var keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
+    var values = [String(configuration.connectTimeoutSeconds), configuration.applicationName + applicationSuffix, configuration.connectionString, "UTF8"]
+    if let node = configuration.node {
+        keywords += ["host", "port"]
+        values += [node.host, String(node.port)]
+    }
     guard let pointer = withCStrings(keywords, { keys in withCStrings(values) { PQconnectdbParams(keys, $0, 1) } }) else {
         throw PGError(kind: .connection, message: "out of memory while connecting")
     }

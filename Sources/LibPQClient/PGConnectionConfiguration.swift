@@ -32,6 +32,11 @@ public struct PGConnectionConfiguration: Sendable {
     /// `set_config(…, true)` statement for all: what a Citus coordinator propagates to its
     /// workers (`citus.propagate_set_commands`) is the commands.
     public var localSettingsAsCommands: Bool
+    /// Another server of the same cluster: its host and port replace the connection string's,
+    /// everything else (user, password, database, TLS) is kept. How a Citus coordinator's
+    /// connection string reaches each node. A string that names `hostaddr` keeps it: name the
+    /// host instead where nodes are to be reached this way.
+    public var node: PGNodeAddress?
 
     public init(
         connectionString: String, applicationName: String = "habitsync-server", connectTimeoutSeconds: Int = 5, role: String? = nil,
@@ -47,6 +52,13 @@ public struct PGConnectionConfiguration: Sendable {
         self.transactionPooling = transactionPooling
         self.namedPreparedStatements = namedPreparedStatements
         self.notices = notices
+    }
+
+    /// The same configuration for `node` of the same cluster.
+    public func at(_ node: PGNodeAddress) -> PGConnectionConfiguration {
+        var copy = self
+        copy.node = node
+        return copy
     }
 
     /// What every session or transaction of this configuration sets first: UTC, ISO dates and
