@@ -250,6 +250,7 @@ let package = Package(
                 "Migrations",
                 "EmbeddedPostgres",
                 "HabitSyncServer",
+                "HabitSyncStore",
                 "HabitSyncAuth",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -334,7 +335,7 @@ let package = Package(
             name: "CitusTests",
             dependencies: [
                 "SyncTestSupport", "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "ServerHarness",
-                "TestSupport", "EmbeddedPostgres",
+                "TestSupport", "EmbeddedPostgres", "HabitSyncClient",
             ],
             swiftSettings: strictSettings
         ),

@@ -97,6 +97,13 @@ struct ServeCommand: AsyncParsableCommand {
     var requestPooling: String?
 
     @Option(
+        name: .customLong("route-to-nodes"),
+        help: ArgumentHelp(
+            "On a Citus coordinator: on (experimental: each user's pushes and pulls run on the node holding the user, reached by the name and port pg_dist_node gives) or off (every request through the coordinator). Env: HABITSYNC_ROUTE_TO_NODES. Default: off.",
+            valueName: "on|off"))
+    var routeToNodes: String?
+
+    @Option(
         name: .customLong("prepared-statements"),
         help: ArgumentHelp(
             "on: statements are prepared by name once per connection; off: unnamed (PgBouncer before 1.21 in transaction mode). Env: HABITSYNC_PREPARED_STATEMENTS. Default: on.",
@@ -224,6 +231,7 @@ struct ServeCommand: AsyncParsableCommand {
         var requestDatabaseURL: String?
         var transactionPooling: Bool
         var namedPreparedStatements: Bool
+        var routeToNodes: Bool
         var configuredMaximumConnections: Int?
     }
 
@@ -299,6 +307,9 @@ struct ServeCommand: AsyncParsableCommand {
         let prepared = try ConfigurationValue.resolve(
             flag: preparedStatements, flagName: "prepared-statements", environmentVariable: "HABITSYNC_PREPARED_STATEMENTS", default: true,
             rule: "must be on or off", parse: { ["on": true, "off": false][$0] })
+        let routeToNodes = try ConfigurationValue.resolve(
+            flag: routeToNodes, flagName: "route-to-nodes", environmentVariable: "HABITSYNC_ROUTE_TO_NODES", default: false,
+            rule: "must be on or off", parse: { ["on": true, "off": false][$0] })
         var connections = ConnectionLimits()
         connections.headerTimeout = try ConfigurationValue.resolve(
             flag: headerTimeout, flagName: "header-timeout", environmentVariable: "HABITSYNC_HEADER_TIMEOUT", default: connections.headerTimeout,
@@ -349,7 +360,7 @@ struct ServeCommand: AsyncParsableCommand {
             server: server,
             migrate: migrate, poolSize: poolSize, poolLeaseTimeout: leaseTimeout, drainTimeout: drainTimeout, requestRole: requestRole,
             requestDatabaseURL: requestURL.isEmpty ? nil : requestURL, transactionPooling: pooling, namedPreparedStatements: prepared,
-            configuredMaximumConnections: configuredConnections)
+            routeToNodes: routeToNodes, configuredMaximumConnections: configuredConnections)
     }
 
     /// Raises the open-file limit and sets the connection cap from it (unless configured);
@@ -422,10 +433,14 @@ struct ServeCommand: AsyncParsableCommand {
                     distributed: distributed, notices: notices),
                 maximumConnections: settings.poolSize, leaseTimeout: settings.poolLeaseTimeout),
             logger: logger)
+        // On Citus with --route-to-nodes on, each user's pushes and pulls run on the node holding
+        // the user (deploy/README.md), reached as the coordinator's catalog names it. Not
+        // through a pooler: a request URL of its own names where requests go.
+        let userPools = distributed && settings.routeToNodes && settings.requestDatabaseURL == nil ? UserPools(citusCoordinator: pool, logger: logger) : nil
         let readiness = Readiness()
         let app = buildApplication(
             configuration: settings.server, pool: pool, readiness: readiness, binaryHeadVersion: directory.headVersion, logger: logger,
-            listenerConnection: PGConnectionConfiguration(connectionString: database.connectionString, notices: notices),
+            listenerConnection: PGConnectionConfiguration(connectionString: database.connectionString, notices: notices), userPools: userPools,
             onServerRunning: { port in logger.info("serving", metadata: ["host": "\(settings.server.host)", "port": "\(port)"]) })
         let group = ServiceGroup(
             configuration: .init(
@@ -439,10 +454,12 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             // Every service has ended (the change listener's thread too); the pool's threads
             // are stopped before the process exits, so no libpq call is left running.
+            await userPools?.close()
             pool.close()
             await pool.shutdownThreads()
             throw CLIFailure(message: Self.startFailure(error, settings: settings))
         }
+        await userPools?.close()
         pool.close()
         await pool.shutdownThreads()
         logger.info("stopped")

@@ -13,6 +13,8 @@ import NIOCore
 ///     database at or past it.
 ///   - listenerConnection: where the realtime listener connects (`LISTEN` needs a session of
 ///     its own: a direct connection, never a transaction pooler); nil: the pool's.
+///   - userPools: where each user's transactions run (on Citus, the node holding the user);
+///     nil: `pool`.
 ///   - onServerRunning: called with the bound port once the server listens.
 public func buildApplication(
     configuration: ServerConfiguration,
@@ -22,6 +24,7 @@ public func buildApplication(
     binaryHeadVersion: Int,
     logger: Logger,
     listenerConnection: PGConnectionConfiguration? = nil,
+    userPools: UserPools? = nil,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let router = Router(context: HabitSyncRequestContext.self)
@@ -40,11 +43,12 @@ public func buildApplication(
     // that fails to bind must not leave a query running) so that the first pushes seldom wait.
     let timeZones = TimeZoneCatalog()
     let serving = ServingGate()
+    let pools = userPools ?? UserPools(single: pool)
     SyncController(
         push: PushStore(
             pool: pool, statementTimeout: configuration.statementTimeout, maximumSkew: configuration.limits.maximumClockSkewSeconds,
-            timeZones: timeZones),
-        pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout),
+            timeZones: timeZones, pools: pools),
+        pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout, pools: pools),
         limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes)
     ).addRoutes(to: v1)
     // Statistics and exports hold a connection while they compute: a few per user at once.
@@ -53,10 +57,12 @@ public func buildApplication(
     AccountController(accounts: AccountStore(pool: pool, statementTimeout: configuration.statementTimeout), metrics: metrics, limiter: expensiveReads).addRoutes(to: v1)
     // Realtime: one LISTEN connection for the whole server, feeding every open stream.
     let streams = ChangeStreams(limits: configuration.realtime)
+    let listening = listenerConnection ?? pool.configuration.connection
     let feed = ChangeFeed(
-        listener: PGListener(configuration: listenerConnection ?? pool.configuration.connection, channel: ChangeNotice.channel),
+        listener: PGListener(configuration: listening, channel: ChangeNotice.channel),
+        nodeListeners: userPools.map { NodeListeners(pools: $0, configuration: listening, channel: ChangeNotice.channel) },
         streams: streams, metrics: metrics, logger: logger, serving: serving)
-    EventsController(streams: streams, pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout), metrics: metrics).addRoutes(to: v1)
+    EventsController(streams: streams, pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout, pools: pools), metrics: metrics).addRoutes(to: v1)
     routeMethods.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })
     // Every connection gets a guard against slow clients; the registry caps how many are open.
     let connections = ConnectionRegistry(maximum: configuration.connections.maximumConnections, metrics: metrics)

@@ -47,9 +47,12 @@ public struct SyncWorld: Sendable {
         SyncClient(baseURL: server.baseURL, token: try await token(user: user), device: device)
     }
 
-    /// Runs `body` with the server up.
-    public func serve<T: Sendable>(_ configuration: ServerConfiguration = .forTests, poolSize: Int = 4, _ body: (RunningServer) async throws -> T) async throws -> T {
-        try await RunningServer.with(database: database, configuration: configuration, poolSize: poolSize, body)
+    /// Runs `body` with the server up (on Citus with `routeToNodes`, each user's requests on
+    /// the user's node).
+    public func serve<T: Sendable>(
+        _ configuration: ServerConfiguration = .forTests, poolSize: Int = 4, routeToNodes: Bool = false, _ body: (RunningServer) async throws -> T
+    ) async throws -> T {
+        try await RunningServer.with(database: database, configuration: configuration, poolSize: poolSize, routeToNodes: routeToNodes, body)
     }
 
     /// Runs `body` while a transaction of the test holds `user`'s row lock (the lock every push

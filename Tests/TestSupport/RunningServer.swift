@@ -1,5 +1,6 @@
 import Foundation
 import HabitSyncServer
+import HabitSyncStore
 import LibPQClient
 import Logging
 import Migrations
@@ -11,10 +12,12 @@ public struct RunningServer: Sendable {
     public let readiness: Readiness
     public let pool: PGPool
     public let metrics: ServerMetrics
+    /// On Citus with `routeToNodes`: where each user's requests run (nil otherwise).
+    public let userPools: UserPools?
 
     public static func with<T: Sendable>(
         database: TestDatabase, binaryHeadVersion: Int? = nil, configuration: ServerConfiguration = .forTests,
-        poolSize: Int = 4, _ body: (RunningServer) async throws -> T
+        poolSize: Int = 4, routeToNodes: Bool = false, _ body: (RunningServer) async throws -> T
     ) async throws -> T {
         // Through PgBouncer (HABITSYNC_TEST_PGBOUNCER=1) as `serve --request-database-url …
         // --request-pooling transaction --prepared-statements off` would (`on` from PgBouncer
@@ -29,6 +32,8 @@ public struct RunningServer: Sendable {
                     transactionPooling: pooled != nil, namedPreparedStatements: named, distributed: TestPostgres.onCitus),
                 maximumConnections: poolSize),
             logger: TestPostgres.logger)
+        // As `serve --route-to-nodes on` does on a Citus coordinator reached directly.
+        let userPools = routeToNodes && TestPostgres.onCitus && pooled == nil ? UserPools(citusCoordinator: pool, logger: TestPostgres.logger) : nil
         let readiness = Readiness()
         let metrics = ServerMetrics()
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
@@ -38,7 +43,7 @@ public struct RunningServer: Sendable {
             configuration: configuration, pool: pool, readiness: readiness, metrics: metrics,
             // The head of the repository's migrations, as `serve` computes it.
             binaryHeadVersion: try binaryHeadVersion ?? MigrationDirectory(url: TestPostgres.migrationsDirectory).headVersion, logger: TestPostgres.logger,
-            listenerConnection: PGConnectionConfiguration(connectionString: database.connectionString),
+            listenerConnection: PGConnectionConfiguration(connectionString: database.connectionString), userPools: userPools,
             onServerRunning: { portContinuation.yield($0) })
         let group = ServiceGroup(services: [pool, app, readiness], logger: TestPostgres.logger)
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -48,16 +53,18 @@ public struct RunningServer: Sendable {
                 port = bound
                 break
             }
-            let server = RunningServer(baseURL: "http://127.0.0.1:\(port)", readiness: readiness, pool: pool, metrics: metrics)
+            let server = RunningServer(baseURL: "http://127.0.0.1:\(port)", readiness: readiness, pool: pool, metrics: metrics, userPools: userPools)
             do {
                 let result = try await body(server)
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()
+                await userPools?.close()
                 await pool.shutdownThreads()
                 return result
             } catch {
                 await group.triggerGracefulShutdown()
                 try? await tasks.waitForAll()
+                await userPools?.close()
                 await pool.shutdownThreads()
                 throw error
             }

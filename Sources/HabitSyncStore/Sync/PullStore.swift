@@ -7,12 +7,17 @@ import LibPQClient
 /// collections, in ascending `serverVersion`, rendered as wire JSON by PostgreSQL.
 public struct PullStore: Sendable {
     public let pool: PGPool
+    /// Where each user's transaction runs (on Citus, the node holding the user).
+    public let pools: UserPools
     public let statementTimeout: Duration
 
-    public init(pool: PGPool, statementTimeout: Duration = .seconds(5)) {
+    public init(pool: PGPool, statementTimeout: Duration = .seconds(5), pools: UserPools? = nil) {
         self.pool = pool
+        self.pools = pools ?? UserPools(single: pool)
         self.statementTimeout = statementTimeout
     }
+
+    private func pool(for tenant: UUID, _ user: String) async -> PGPool { await pools.pool(for: UserKey(tenant: tenant, user: user)) }
 
     public struct Page: Sendable {
         /// The changes, each a JSON object rendered by PostgreSQL.
@@ -89,7 +94,7 @@ public struct PullStore: Sendable {
     /// Recomputes the derived records in a write transaction under the user's lock.
     func refreshDerivedState(_ identity: VerifiedIdentity, now: Date) async throws {
         let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
-        try await pool.withTransaction(statementTimeout: statementTimeout, localSettings: scope) { connection in
+        try await pool(for: identity.tenantID, identity.userID).withTransaction(statementTimeout: statementTimeout, localSettings: scope) { connection in
             let user = try await PushStore.lockLiveUser(connection, tenant: identity.tenantID, user: identity.userID).user
             let counter = try user.decode("change_counter", as: Int64.self)
             let writer = DerivedStateWriter(
@@ -108,7 +113,7 @@ public struct PullStore: Sendable {
     /// Refuses an erased account (`StoreError.accountErased`): for an event stream as it
     /// opens, and an export before its first byte.
     public func refuseIfErased(tenant: UUID, user: String) async throws {
-        try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
+        try await pool(for: tenant, user).withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
             try await Self.refuseIfErased(connection, tenant: tenant, user: user)
         }
@@ -122,7 +127,7 @@ public struct PullStore: Sendable {
     /// seen less is behind. For a reconnecting event stream: one that says it has seen more
     /// (`seen`) is from another timeline (`SyncEpochRefusal`); an erased account is refused.
     public func latestVersion(identity: VerifiedIdentity, seen: Int64?) async throws -> Int64 {
-        try await pool.withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
+        try await pool(for: identity.tenantID, identity.userID).withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
             let state: EpochCheck.ServerState
             if let row = try await connection.query(Self.latestVersion(tenant: identity.tenantID, user: identity.userID)).rows.first {
@@ -169,7 +174,9 @@ public struct PullStore: Sendable {
         let filter = PullCursor.filter(collections)
         if let cursor, cursor.collections != nil, cursor.collections != filter { throw Failure.cursorForOtherCollections }
         let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
-        return try await pool.withTransaction(isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout, localSettings: scope) { connection in
+        return try await pool(for: identity.tenantID, identity.userID).withTransaction(
+            isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout, localSettings: scope
+        ) { connection in
             let state = try await connection.query(Self.userState(tenant: identity.tenantID, user: identity.userID)).rows.first
             if state == nil { try await Self.refuseIfErased(connection, tenant: identity.tenantID, user: identity.userID) }
             if refreshIfStale, let state {

@@ -11,6 +11,8 @@ import LibPQClient
 /// pull can never see version n+1 committed before version n.
 public struct PushStore: Sendable {
     public let pool: PGPool
+    /// Where each user's transaction runs (on Citus, the node holding the user).
+    public let pools: UserPools
     public let statementTimeout: Duration
     /// How far ahead of the server clock an `updatedAt` may be before it is clamped (and an
     /// event time before it is refused).
@@ -25,10 +27,11 @@ public struct PushStore: Sendable {
 
     public init(
         pool: PGPool, statementTimeout: Duration = .seconds(5), maximumSkew: TimeInterval = 300,
-        timeZones: TimeZoneCatalog = TimeZoneCatalog(), queue: UserPushQueue = UserPushQueue(), singleNode: Bool? = nil
+        timeZones: TimeZoneCatalog = TimeZoneCatalog(), queue: UserPushQueue = UserPushQueue(), singleNode: Bool? = nil, pools: UserPools? = nil
     ) {
         self.singleNode = singleNode ?? !pool.configuration.connection.isDistributed
         self.pool = pool
+        self.pools = pools ?? UserPools(single: pool)
         self.statementTimeout = statementTimeout
         self.maximumSkew = maximumSkew
         self.timeZones = timeZones
@@ -253,6 +256,7 @@ public struct PushStore: Sendable {
         isolatingRefusals: Bool
     ) async throws -> (Outcome, Tally) {
         let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID) + (singleNode ? [Self.deferDigests] : [])
+        let pool = await pools.pool(for: UserKey(tenant: identity.tenantID, user: identity.userID))
         return try await pool.withTransaction(statementTimeout: statementTimeout, localSettings: scope) { connection in
             // One round trip (with BEGIN and the settings): the user's lock and the replay lookup.
             let (user, previous, prefetched) = try await Self.lockLiveUserFindingBatch(
