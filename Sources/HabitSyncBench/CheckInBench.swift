@@ -267,11 +267,15 @@ struct ProcessCPU: Sendable {
         configurations += nodes.map { pool.configuration.connection.at($0) }
         var postmasters: [Int32] = []
         for configuration in configurations {
-            let backend = try await PGPool.withPool(.init(connection: configuration, maximumConnections: 1), logger: Logger(label: "habitsync-bench")) { node in
-                try await node.withConnection { try await $0.query("SELECT pg_backend_pid() AS pid").single().decode("pid", as: Int32.self) }
-            }
-            guard let fields = stat(backend), fields.count > 1, let parent = Int32(fields[1]) else {
-                throw BenchError("PostgreSQL runs elsewhere (no /proc/\(backend)): its CPU cannot be read")
+            // Read while the backend lives: its parent is the node's postmaster.
+            let parent = try await PGPool.withPool(.init(connection: configuration, maximumConnections: 1), logger: Logger(label: "habitsync-bench")) { node in
+                try await node.withConnection { connection in
+                    let backend = try await connection.query("SELECT pg_backend_pid() AS pid").single().decode("pid", as: Int32.self)
+                    guard let fields = stat(backend), fields.count > 1, let parent = Int32(fields[1]) else {
+                        throw BenchError("PostgreSQL runs elsewhere (no /proc/\(backend)): its CPU cannot be read")
+                    }
+                    return parent
+                }
             }
             if !postmasters.contains(parent) { postmasters.append(parent) }
         }
