@@ -13,8 +13,13 @@ public struct UserPlacementMap: Sendable, Equatable {
     /// Sorted by `lowest`; Citus' hash ranges do not overlap and together cover every value.
     let ranges: [Range]
 
-    /// Every node that holds a shard of `users`.
-    public var nodes: Set<PGNodeAddress> { Set(ranges.map(\.node)) }
+    /// Every node that holds a shard of `users` (the change feed asks on every tick).
+    public let nodes: Set<PGNodeAddress>
+
+    init(ranges: [Range]) {
+        self.ranges = ranges
+        nodes = Set(ranges.map(\.node))
+    }
 
     /// The node holding `user`'s shard group; nil when no range holds its hash (a map read
     /// while shards were being created).

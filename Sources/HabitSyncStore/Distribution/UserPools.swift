@@ -50,7 +50,8 @@ public final class UserPools: Sendable {
     /// The pool for `user`'s transactions.
     public func pool(for user: UserKey) async -> PGPool {
         guard routesToNodes else { return coordinator }
-        if state.withLock({ $0.map == nil && $0.readAt == nil }) { await readMap() }
+        // The first requests wait for one read of the map, not one read each.
+        if state.withLock({ $0.readAt == nil }) { await reading()?.value }
         let clock = ContinuousClock()
         let (pool, stale): (PGPool, Bool) = state.withLock { state in
             let stale = state.reading == nil && (state.readAt.map { clock.now - $0 > maximumAge } ?? true)
@@ -63,7 +64,7 @@ public final class UserPools: Sendable {
             state.pools[node] = pool
             return (pool, stale)
         }
-        if stale { readMapInBackground() }
+        if stale { _ = reading() }
         return pool
     }
 
@@ -98,13 +99,17 @@ public final class UserPools: Sendable {
         }
     }
 
-    private func readMapInBackground() {
+    /// The read of the map under way, or a new one started; nil once closed.
+    private func reading() -> Task<Void, Never>? {
         state.withLock { state in
-            guard state.reading == nil, !state.closed else { return }
-            state.reading = Task {
+            guard !state.closed else { return nil }
+            if let reading = state.reading { return reading }
+            let reading = Task {
                 await self.readMap()
                 self.state.withLock { $0.reading = nil }
             }
+            state.reading = reading
+            return reading
         }
     }
 
