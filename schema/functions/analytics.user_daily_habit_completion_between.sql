@@ -5,6 +5,7 @@ CREATE OR REPLACE FUNCTION analytics.user_daily_habit_completion_between(p_tenan
  RETURNS TABLE(date date, due_habits bigint, completed_habits bigint, completion_rate numeric, day_status text)
  LANGUAGE plpgsql
  STABLE
+ SET enable_sort TO 'off'
 AS $function$
 BEGIN
     RETURN QUERY EXECUTE format($query$
