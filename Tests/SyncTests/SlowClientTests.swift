@@ -134,7 +134,12 @@ import Testing
                     return false
                 }
             }
-            #expect(try await headClosed.value, "a head trickled for longer than the header timeout was not cut off")
+            if try await !headClosed.value {
+                // Once seen under load (cause not found): what the server says it cut, to tell a
+                // guard that never fired from a close the client did not see.
+                let cuts = try await server.get("/metrics").text.split(separator: "\n").filter { $0.hasPrefix("habitsync_http_connections_cut") }
+                Issue.record("a head trickled for longer than the header timeout was not cut off; \(cuts)")
+            }
             // A connection that never sends anything, and one idle after a response.
             let silent = try RawHTTPConnection(port: port)
             let kept = try RawHTTPConnection(port: port)
