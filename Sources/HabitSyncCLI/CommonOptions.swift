@@ -30,31 +30,15 @@ struct CommonOptions: ParsableArguments {
             valueName: "path"))
     var migrationsDirectory: String?
 
-    @Option(
-        name: .customLong("log-level"),
-        help: ArgumentHelp(
-            "trace, debug, info, notice, warning, error or critical. Env: HABITSYNC_LOG_LEVEL. Default: info.", valueName: "level"))
-    var logLevel: String?
+    @Option(name: CommonSettings.logLevel.name, help: CommonSettings.logLevel.help) var logLevel: String?
 
-    @Option(
-        name: .customLong("log-format"),
-        help: ArgumentHelp(
-            "json or logfmt. Env: HABITSYNC_LOG_FORMAT. Default: json.", valueName: "format"))
-    var logFormat: String?
+    @Option(name: CommonSettings.logFormat.name, help: CommonSettings.logFormat.help) var logFormat: String?
 
-    @Option(
-        name: .customLong("migration-lock-timeout"),
-        help: ArgumentHelp(
-            "lock_timeout for migration statements, e.g. 10s. Env: HABITSYNC_MIGRATION_LOCK_TIMEOUT. Default: 10s.", valueName: "duration"))
-    var migrationLockTimeout: String?
+    @Option(name: CommonSettings.migrationLockTimeout.name, help: CommonSettings.migrationLockTimeout.help) var migrationLockTimeout: String?
 
     func makeLogger(label: String = "habitsync") throws -> Logger {
-        let level = try ConfigurationValue.resolve(
-            flag: logLevel, flagName: "log-level", environmentVariable: "HABITSYNC_LOG_LEVEL", default: Logger.Level.info,
-            rule: "must be one of trace, debug, info, notice, warning, error, critical", parse: { Logger.Level(rawValue: $0) })
-        let format = try ConfigurationValue.resolve(
-            flag: logFormat, flagName: "log-format", environmentVariable: "HABITSYNC_LOG_FORMAT", default: StructuredLogHandler.Format.json,
-            rule: "must be json or logfmt", parse: { StructuredLogHandler.Format(rawValue: $0) })
+        let level = try CommonSettings.logLevel.resolve(logLevel)
+        let format = try CommonSettings.logFormat.resolve(logFormat)
         LoggingBootstrap.once(format: format, level: level)
         var logger = Logger(label: label)
         logger.logLevel = level
@@ -70,10 +54,7 @@ struct CommonOptions: ParsableArguments {
     }
 
     func migrationOptions() throws -> MigrationRunner.Options {
-        let lockTimeout = try ConfigurationValue.resolve(
-            flag: migrationLockTimeout, flagName: "migration-lock-timeout", environmentVariable: "HABITSYNC_MIGRATION_LOCK_TIMEOUT",
-            default: Duration.seconds(10), rule: "must be a positive duration such as 10s or 500ms", parse: ConfigurationValue.duration)
-        return MigrationRunner.Options(lockTimeout: lockTimeout)
+        MigrationRunner.Options(lockTimeout: try CommonSettings.migrationLockTimeout.resolve(migrationLockTimeout))
     }
 
     /// The embedded database's folder these options name (`--data-dir`, the environment, or

@@ -47,4 +47,14 @@ struct ConfigurationValue {
         guard milliseconds <= 100 * 365.25 * 86_400_000 else { return nil }
         return .milliseconds(milliseconds)
     }
+
+    /// A duration as `duration` reads it, in the largest unit that divides it: `24h`, `5m`,
+    /// `90s`, `250ms`.
+    static func describe(_ duration: Duration) -> String {
+        let milliseconds = Int64((duration / .milliseconds(1)).rounded())
+        for (suffix, size) in [("h", Int64(3_600_000)), ("m", 60_000), ("s", 1000)] where milliseconds % size == 0 {
+            return "\(milliseconds / size)\(suffix)"
+        }
+        return "\(milliseconds)ms"
+    }
 }
