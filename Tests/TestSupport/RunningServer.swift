@@ -33,7 +33,7 @@ public struct RunningServer: Sendable {
                 maximumConnections: poolSize),
             logger: TestPostgres.logger)
         // As `serve --route-to-nodes on` does on a Citus coordinator reached directly.
-        let userPools = routeToNodes && TestPostgres.onCitus && pooled == nil ? UserPools(citusCoordinator: pool, logger: TestPostgres.logger) : nil
+        let userPools = (routeToNodes || TestPostgres.routeEveryServer) && TestPostgres.onCitus && pooled == nil ? UserPools(citusCoordinator: pool, logger: TestPostgres.logger) : nil
         let readiness = Readiness()
         let metrics = ServerMetrics()
         let (portStream, portContinuation) = AsyncStream<Int>.makeStream()

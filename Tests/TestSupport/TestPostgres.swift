@@ -30,6 +30,9 @@ public actor TestPostgres {
     public static let citusNodes: [String] = (ProcessInfo.processInfo.environment["HABITSYNC_TEST_CITUS_NODES"] ?? "")
         .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     public static var onCitus: Bool { !citusNodes.isEmpty }
+    /// On Citus with HABITSYNC_TEST_CITUS_ROUTED=1, every test server runs as `serve
+    /// --route-to-nodes on` (the sync suite against routing, not only `CitusRoutingTests`).
+    public static let routeEveryServer: Bool = onCitus && ProcessInfo.processInfo.environment["HABITSYNC_TEST_CITUS_ROUTED"] == "1"
     /// With `HABITSYNC_TEST_CITUS_SPARE_NODE=host:port`: a running Citus node that is not a
     /// worker of any database yet, for the test that adds a worker (`scripts/test-citus`).
     public static let citusSpareNode: String? = onCitus ? ProcessInfo.processInfo.environment["HABITSYNC_TEST_CITUS_SPARE_NODE"].flatMap { $0.isEmpty ? nil : $0 } : nil
