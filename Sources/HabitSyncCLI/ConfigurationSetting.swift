@@ -42,7 +42,7 @@ struct ConfigurationSettingRow: Sendable, Equatable {
 }
 
 extension ConfigurationSetting where Value == Duration {
-    /// A positive duration (`250ms`, `5s`, `2m`, `1h`), at most `maximum`.
+    /// A positive duration (`250ms`, `5s`, `2m`, `1h`), from `minimum` to `maximum` when given.
     static func duration(
         _ flag: String, _ environmentVariable: String, _ summary: String, default defaultValue: Duration,
         from minimum: Duration? = nil, to maximum: Duration? = nil

@@ -31,7 +31,6 @@ struct ConfigurationValue {
         return value
     }
 
-    /// `5s`, `250ms`, `2m`, or a bare number of seconds.
     /// A positive duration (`250ms`, `5s`, `2m`, `1h`, `90d`, or bare seconds) of at most
     /// 100 years; anything longer is refused rather than overflowing `Duration`.
     static func duration(_ text: String) -> Duration? {
