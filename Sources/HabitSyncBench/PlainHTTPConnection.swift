@@ -80,6 +80,19 @@ final class PlainHTTPConnection {
         try request("POST", path, headers: headers, body: body)
     }
 
+    /// Pushes `body` until it is stored; how many `503`s it met. A 503 (the pool or the
+    /// statement timeout of a loaded machine) is the protocol's "try again", and a bench body
+    /// carries its own batch id, so the retry stores it once, as a phone's would.
+    func pushUntilStored(headers: [String: String], body: Data, what: String) throws -> Int {
+        for retries in 0..<100 {
+            let status = try post("/v1/sync/push", headers: headers, body: body).status
+            if status == 200 { return retries }
+            guard status == 503 else { throw BenchError("\(what) answered \(status)") }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw BenchError("\(what) answered 503 a hundred times")
+    }
+
     private func request(_ method: String, _ path: String, headers: [String: String], body: Data?) throws -> (status: Int, body: Data) {
         var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
