@@ -135,8 +135,11 @@ import Testing
                 }
             }
             if try await !headClosed.value {
-                // Once seen under load (cause not found): what the server says it cut, to tell a
-                // guard that never fired from a close the client did not see.
+                // Seen under load, twice: the server's counter said it cut the connection
+                // (`header_timeout 1`) and the client saw no close. Likely cause, not yet fixed:
+                // NIO accepts without SOCK_CLOEXEC, so a child process another test spawns at
+                // that moment inherits the server's socket and keeps it open after the server
+                // closes its descriptor (the pipelined test below failed the same way).
                 let cuts = try await server.get("/metrics").text.split(separator: "\n").filter { $0.hasPrefix("habitsync_http_connections_cut") }
                 Issue.record("a head trickled for longer than the header timeout was not cut off; \(cuts)")
             }
