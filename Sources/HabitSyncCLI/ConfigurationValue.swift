@@ -21,16 +21,6 @@ struct ConfigurationValue {
         return defaultValue
     }
 
-    static func port(_ text: String) -> Int? {
-        guard let value = Int(text), (0...65535).contains(value) else { return nil }
-        return value
-    }
-
-    static func positiveInt(_ text: String) -> Int? {
-        guard let value = Int(text), value > 0 else { return nil }
-        return value
-    }
-
     /// A positive duration (`250ms`, `5s`, `2m`, `1h`, `90d`, or bare seconds) of at most
     /// 100 years; anything longer is refused rather than overflowing `Duration`.
     static func duration(_ text: String) -> Duration? {
