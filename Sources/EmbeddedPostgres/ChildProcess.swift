@@ -27,6 +27,7 @@ public enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, outputDescriptor, 1)
         posix_spawn_file_actions_adddup2(&actions, outputDescriptor, 2)
+        closeInheritedDescriptors(&actions)
 
         // `env -C` sets the child's working directory (posix_spawn's addchdir is not importable).
         let argv = (["/usr/bin/env", "-C", directory.path, executable] + arguments).map { strdup($0) } + [nil]
@@ -48,6 +49,26 @@ public enum ChildProcess {
         // WIFEXITED / WEXITSTATUS are macros Swift cannot import.
         let exitStatus: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         return Outcome(status: exitStatus, output: output)
+    }
+
+    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34), which Swift does not import.
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+    /// The child gets standard input, output and error only. Sockets NIO accepts are not
+    /// close-on-exec: a `postgres` that `pg_ctl start` leaves running would hold every
+    /// connection open at that moment for its whole life, and a connection the server closes
+    /// would never close for its client. Where glibc lacks `closefrom`, the descriptors open now
+    /// are named one by one (one opened meanwhile may still pass).
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np"),
+            unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3) == 0
+        {
+            return
+        }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in open.compactMap(Int32.init) where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
     }
 
     /// The file's text from its start (the child moved the shared offset to its end).
