@@ -77,6 +77,7 @@ struct ConvergenceRun {
         }
         let everyDevice = devices.flatMap { $0 }
         var totals = Totals()
+        var purged = PurgedRecords()
         let started = ContinuousClock.now
         var server = 0
         while true {
@@ -89,17 +90,21 @@ struct ConvergenceRun {
                     try await Self.round(everyDevice)
                     if Int.random(in: 0..<3) == 0 {
                         // The conflict log is kept: the field check looks every lost write up in it.
-                        let report = try await world.database.withPool(size: 1) { pool in
-                            try await MaintenanceStore(pool: pool).run(
+                        // The tombstones around it say which records it purged, and when.
+                        let (report, before, after) = try await world.database.withPool(size: 1) { pool in
+                            let before = try await pool.withConnection { try await PurgedRecords.tombstones($0, tenant: world.tenant) }
+                            let report = try await MaintenanceStore(pool: pool).run(
                                 retention: .init(tombstones: 0.001, pushBatches: 0.001, conflicts: 90 * 86_400, usageEvents: 90 * 86_400), now: Date().addingTimeInterval(1))
+                            return (report, before, try await pool.withConnection { try await PurgedRecords.tombstones($0, tenant: world.tenant) })
                         }
+                        purged.note(before: before, after: after)
                         for device in everyDevice { device.ledger.note("maintenance purged \(report.tombstonesPurged) tombstones") }
                         totals.purges += 1
                         totals.tombstonesPurged += report.tombstonesPurged
                         totals.batchesPurged += report.pushBatchesPurged
                     }
                 }
-                if isLast { try await Self.finish(devices, world: world, transport: transport, totals: &totals) }
+                if isLast { try await Self.finish(devices, world: world, transport: transport, purged: purged, totals: &totals) }
             }
             server += 1
             if isLast { break }
@@ -148,7 +153,9 @@ struct ConvergenceRun {
 
     /// A sound network; every device syncs until its outbox is empty, then once more to pull
     /// what the others pushed last; then the checks.
-    static func finish(_ devices: [[SimulatedDevice]], world: SyncWorld, transport: FaultInjectingTransport, totals: inout Totals) async throws {
+    static func finish(
+        _ devices: [[SimulatedDevice]], world: SyncWorld, transport: FaultInjectingTransport, purged: PurgedRecords, totals: inout Totals
+    ) async throws {
         transport.setFaults(false)
         for _ in 0..<2 {
             for device in devices.flatMap({ $0 }) {
@@ -180,7 +187,7 @@ struct ConvergenceRun {
             totals.countedAdditions += counting.additions
             let fieldCheck = FieldCheck(transport.answeredPushes, devices: Set(userDevices.map(\.name)))
             let (fields, logged) = try await world.database.withPool(size: 1) { pool in
-                try await pool.withConnection { try await fieldCheck.check($0, tenant: world.tenant, user: "user-\(user)") }
+                try await pool.withConnection { try await fieldCheck.check($0, tenant: world.tenant, user: "user-\(user)", purged: purged) }
             }
             totals.comparedFields += fields
             totals.loggedFieldLosses += logged

@@ -19,9 +19,10 @@ import Testing
 ///   the fields merged into it, which a later edit brings back), and a habit or selected app is
 ///   deleted exactly when the acknowledged write with the greatest key was a delete (a delete
 ///   wins at an equal key). Reminders are left out of that: a habit's delete tombstones them
-///   as the server. So are records a delete of which maintenance may have purged (its version
-///   at or below the user's `purged_through_version`): past the purge horizon an older write
-///   brings a record back, as documented.
+///   as the server.
+/// - a record whose tombstone maintenance purged is checked against the writes answered after
+///   its last purge only (`PurgedRecords`): past the purge horizon an older write brings a
+///   record back and a delete sent again finds nothing to keep, as documented.
 ///
 /// Fields a clamped change touched (a device clock too far ahead: the server's clock replaced
 /// its time) are left out, since their key is the server's.
@@ -98,7 +99,7 @@ struct FieldCheck {
 
     /// Checks the user's live records and conflict log; returns how many fields were compared
     /// and how many lost writes were found logged.
-    func check(_ connection: PGConnection, tenant: UUID, user: String) async throws -> (fields: Int, logged: Int) {
+    func check(_ connection: PGConnection, tenant: UUID, user: String, purged: PurgedRecords) async throws -> (fields: Int, logged: Int) {
         var stored: [String: [String: JSONValue]] = [:]  // "collection/id" → record, tombstones too
         var deleted: [Record: Bool] = [:]
         for collection in Self.fields.keys.sorted() {
@@ -118,11 +119,10 @@ struct FieldCheck {
                 }
             }
         }
-        let purgedThrough =
-            try await connection.query("SELECT purged_through_version FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)").rows.first?
-            .decode("purged_through_version", as: Int64.self) ?? 0
-        let mayBePurged = Set(recordWrites.filter { $0.value.contains { $0.isDelete && $0.version <= purgedThrough } }.keys)
-        for (target, writes) in recordWrites where !clampedRecords.contains(target) && !mayBePurged.contains(target) {
+        // What the server answered after the record's last purge (all of it, if never purged).
+        func sincePurge(_ collection: String, _ id: String) -> Int64 { purged.purgedAt(user: user, collection: collection, id: id) ?? Int64.min }
+        for (target, allWrites) in recordWrites where !clampedRecords.contains(target) {
+            let writes = allWrites.filter { $0.version > sincePurge(target.collection, target.id) }
             // The greatest key wins; at an equal key a delete does.
             guard let winner = writes.max(by: { $0.key < $1.key || ($0.key == $1.key && !$0.isDelete && $1.isDelete) }), let isDeleted = deleted[target] else { continue }
             #expect(
@@ -147,13 +147,17 @@ struct FieldCheck {
         }
         var compared = 0, foundLogged = 0
         for (target, writes) in writes where !clamped.contains(target) {
-            // A tombstone maintenance may have purged is not compared (above); a live record is.
-            if deleted[Record(collection: target.collection, id: target.id)] == true, mayBePurged.contains(Record(collection: target.collection, id: target.id)) { continue }
-            guard let record = stored["\(target.collection)/\(target.id)"], let winner = writes.max(by: { $0.key < $1.key }) else { continue }
-            #expect(
-                record[target.field]?.jsonText == winner.value,
-                "\(user): \(target.collection) \(target.id).\(target.field) is \(record[target.field]?.jsonText ?? "absent") on the server; the latest acknowledged write (\(winner.key.deviceID) at \(WireTime.format(winner.key.updatedAt))) set \(winner.value)"
-            )
+            let purgedAt = sincePurge(target.collection, target.id)
+            guard let record = stored["\(target.collection)/\(target.id)"],
+                let winner = writes.filter({ $0.answeredVersion > purgedAt }).max(by: { $0.key < $1.key })
+            else { continue }
+            if record[target.field]?.jsonText != winner.value {
+                Issue.record(
+                    """
+                    \(user): \(target.collection) \(target.id).\(target.field) is \(record[target.field]?.jsonText ?? "absent") on the server; the latest acknowledged write (\(winner.key.deviceID) at \(WireTime.format(winner.key.updatedAt))) set \(winner.value)
+                      purged at counter \(purgedAt == Int64.min ? "never" : String(purgedAt)); \(try await Self.explain(connection, target, tenant: tenant, user: user, writes: writes, recordWrites: recordWrites[Record(collection: target.collection, id: target.id)] ?? []))
+                    """)
+            }
             compared += 1
             for write in writes where write.key < winner.key {
                 // Lost on arrival: a later write of another value was stored before it was settled.
@@ -168,5 +172,33 @@ struct FieldCheck {
             }
         }
         return (compared, foundLogged)
+    }
+
+    /// For a failure: the server's row, the user's purge horizon and every acknowledged write.
+    static func explain(
+        _ connection: PGConnection, _ target: Target, tenant: UUID, user: String, writes: [Write],
+        recordWrites: [(key: LWWKey, isDelete: Bool, version: Int64)]
+    ) async throws -> String {
+        guard let kind = SyncCollection(rawValue: target.collection) else { return "" }
+        let table = PGFragment.identifier(kind.table)
+        let row =
+            try await connection.query(
+                "SELECT (to_jsonb(t) - 'tenant_id')::text AS row FROM \(table) t WHERE t.tenant_id = \(tenant) AND t.user_id = \(user) AND t.id::text = \(target.id)"
+            ).rows.first.map { try $0.decode("row", as: String.self) } ?? "no server row"
+        let owner =
+            try await connection.query("SELECT change_counter, purged_through_version FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)").rows.first
+            .map { "counter \(try $0.decode("change_counter", as: Int64.self)), purged through \(try $0.decode("purged_through_version", as: Int64.self))" } ?? "no user row"
+        let described = writes.sorted { $0.key < $1.key }.map {
+            "\($0.key.deviceID)@\(WireTime.format($0.key.updatedAt)) \($0.value) applied \($0.appliedAt.map(String.init) ?? "no") answered v\($0.answeredVersion)"
+        }
+        let deletes = recordWrites.sorted { $0.version < $1.version }.map {
+            "\($0.isDelete ? "delete" : "upsert") \($0.key.deviceID)@\(WireTime.format($0.key.updatedAt)) v\($0.version)"
+        }
+        return """
+            server row: \(row)
+              user: \(owner)
+              field writes: \(described.joined(separator: "; "))
+              record writes: \(deletes.isEmpty ? "not tracked" : deletes.joined(separator: "; "))
+            """
     }
 }
