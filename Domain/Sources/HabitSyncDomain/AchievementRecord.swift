@@ -18,3 +18,17 @@ public struct AchievementRecord: Sendable, Equatable {
         try reader.finish()
     }
 }
+
+extension AchievementRecord {
+    /// One per `achievementId`; its first unlock stays its unlock, whoever wrote it last.
+    public static let fields: [RecordField] = {
+        let declare = RecordFieldDeclarer<AchievementRecord>(merge: .latestWins) { if case .achievement(let a) = $0 { a } else { nil } }
+        return [
+            declare.field("achievementId", "achievement_id", .text) { .text($0.achievementId) },
+            declare.field("title", "title", .text) { .text($0.title) },
+            declare.field("description", "description", .text) { .text($0.description) },
+            declare.field("unlockedAt", "unlocked_at", .timestamptz, merge: .earliestWins) { .timestamp($0.unlockedAt) },
+            declare.field("xpAwarded", "xp_awarded", .int4) { .integer($0.xpAwarded) },
+        ]
+    }()
+}

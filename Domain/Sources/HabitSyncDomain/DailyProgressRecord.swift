@@ -46,3 +46,21 @@ public struct DailyProgressRecord: Sendable, Equatable {
         try reader.finish()
     }
 }
+
+extension DailyProgressRecord {
+    /// One record per habit and day; its count adds up every device's additions, its other
+    /// fields settle with the whole record.
+    public static let fields: [RecordField] = {
+        let declare = RecordFieldDeclarer<DailyProgressRecord>(merge: .wholeRecord) { if case .dailyProgress(let p) = $0 { p } else { nil } }
+        return [
+            declare.field("habitId", "habit_id", .uuid) { .uuid($0.habitId) },
+            declare.field("date", "date", .date) { .date($0.date) },
+            declare.field("progressCount", "progress_count", .int4, merge: .counter) { .integer($0.progressCount) },
+            declare.field("goalCount", "goal_count", .int4) { .integer($0.goalCount) },
+            declare.field("timestamps", "timestamps", .timestamptzArray) { .timestamps($0.timestamps) },
+            declare.field("difficulty", "difficulty", .int2) { .integer($0.difficulty) },
+            declare.field("skipReason", "skip_reason", .text) { .text($0.skipReason) },
+            declare.field("skipNote", "skip_note", .text) { .text($0.skipNote) },
+        ]
+    }()
+}

@@ -39,3 +39,17 @@ public struct FocusSessionRecord: Sendable, Equatable {
         self.createdAt = createdAt
     }
 }
+
+extension FocusSessionRecord {
+    public static let fields: [RecordField] = {
+        let declare = RecordFieldDeclarer<FocusSessionRecord>(merge: .wholeRecord) { if case .focusSession(let f) = $0 { f } else { nil } }
+        return [
+            declare.field("startTime", "start_time", .timestamptz) { .timestamp($0.startTime) },
+            declare.field("endTime", "end_time", .timestamptz) { .timestamp($0.endTime) },
+            declare.field("state", "state", .text) { .text($0.state) },
+            declare.field("duration", "duration", .float8) { .number($0.duration) },
+            declare.field("pausedDuration", "paused_duration", .float8) { .number($0.pausedDuration) },
+            declare.field("createdAt", "created_at", .timestamptz) { .timestamp($0.createdAt) },
+        ]
+    }()
+}

@@ -44,3 +44,28 @@ public struct HabitRecord: Sendable, Equatable {
         try reader.finish()
     }
 }
+
+extension HabitRecord {
+    /// The fields as stored and rendered (`RecordField`); the `schedule` object is three columns.
+    public static let fields: [RecordField] = {
+        let declare = RecordFieldDeclarer<HabitRecord>(merge: .latestWins) { if case .habit(let h) = $0 { h } else { nil } }
+        return [
+            declare.field("name", "name", .text) { .text($0.name) },
+            declare.field("habitDescription", "habit_description", .text) { .text($0.habitDescription) },
+            declare.field("icon", "icon", .text) { .text($0.icon) },
+            declare.field("color", "color", .text) { .text($0.color) },
+            declare.field("habitType", "habit_type", .text) { .text($0.habitType) },
+            declare.field("goalCount", "goal_count", .int4) { .integer($0.goalCount) },
+            declare.field("goalUnit", "goal_unit", .text) { .text($0.goalUnit) },
+            declare.field(
+                "schedule", columns: [StoredColumn("schedule_type", .text), StoredColumn("schedule_n", .int4), StoredColumn("schedule_weekdays", .textArray)],
+                stored: { [.text($0.schedule.type), .integer($0.schedule.n), .texts($0.schedule.weekdays?.map(\.rawValue))] },
+                canonical: { $0.schedule.canonical }),
+            declare.field("baselineCount", "baseline_count", .int4) { .integer($0.baselineCount) },
+            declare.field("baselineUnit", "baseline_unit", .text) { .text($0.baselineUnit) },
+            declare.field("startDate", "start_date", .date) { .date($0.startDate) },
+            declare.field("endDate", "end_date", .date) { .date($0.endDate) },
+            declare.field("createdAt", "created_at", .timestamptz) { .timestamp($0.createdAt) },
+        ]
+    }()
+}

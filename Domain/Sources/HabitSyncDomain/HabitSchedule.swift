@@ -67,3 +67,13 @@ public enum Weekday: String, Sendable, CaseIterable {
     // Every case is in allCases.
     public var number: Int { Weekday.allCases.firstIndex(of: self)! + 1 }
 }
+
+extension HabitSchedule {
+    /// The schedule object as pulls render it: `type`, and `n` or `weekdays` when it has them.
+    public var canonical: JSONValue {
+        var schedule: [String: JSONValue] = ["type": .string(type)]
+        if let n { schedule["n"] = .number(Double(n)) }
+        if let weekdays { schedule["weekdays"] = .array(weekdays.map { .string($0.rawValue) }) }
+        return .object(schedule)
+    }
+}

@@ -20,3 +20,15 @@ public struct ReminderRecord: Sendable, Equatable {
         try reader.finish()
     }
 }
+
+extension ReminderRecord {
+    public static let fields: [RecordField] = {
+        let declare = RecordFieldDeclarer<ReminderRecord>(merge: .latestWins) { if case .reminder(let r) = $0 { r } else { nil } }
+        return [
+            declare.field("habitId", "habit_id", .uuid) { .uuid($0.habitId) },
+            declare.field("time", "time_of_day", .time) { .text($0.time) },
+            declare.field("isActive", "is_active", .bool) { .bool($0.isActive) },
+            declare.field("notificationIdentifier", "notification_identifier", .text) { .text($0.notificationIdentifier) },
+        ]
+    }()
+}

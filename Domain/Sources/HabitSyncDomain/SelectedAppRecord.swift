@@ -23,3 +23,17 @@ public struct SelectedAppRecord: Sendable, Equatable {
         try reader.finish()
     }
 }
+
+extension SelectedAppRecord {
+    public static let fields: [RecordField] = {
+        let declare = RecordFieldDeclarer<SelectedAppRecord>(merge: .latestWins) { if case .selectedApp(let s) = $0 { s } else { nil } }
+        return [
+            declare.field("appName", "app_name", .text) { .text($0.appName) },
+            declare.field("iconName", "icon_name", .text) { .text($0.iconName) },
+            declare.field("urlScheme", "url_scheme", .text) { .text($0.urlScheme) },
+            declare.field("isInstalled", "is_installed", .bool) { .bool($0.isInstalled) },
+            declare.field("dateAdded", "date_added", .timestamptz) { .timestamp($0.dateAdded) },
+            declare.field("orderIndex", "order_index", .int4) { .integer($0.orderIndex) },
+        ]
+    }()
+}

@@ -22,3 +22,16 @@ public struct UsageEventRecord: Sendable, Equatable {
         try reader.finish()
     }
 }
+
+extension UsageEventRecord {
+    public static let fields: [RecordField] = {
+        let declare = RecordFieldDeclarer<UsageEventRecord>(merge: .appendOnly) { if case .usageEvent(let e) = $0 { e } else { nil } }
+        return [
+            declare.field("eventType", "event_type", .text) { .text($0.eventType) },
+            declare.field("timestamp", "occurred_at", .timestamptz) { .timestamp($0.timestamp) },
+            declare.field("targetAppName", "target_app_name", .text) { .text($0.targetAppName) },
+            declare.field("pauseDuration", "pause_duration", .float8) { .number($0.pauseDuration) },
+            declare.field("timerDuration", "timer_duration", .float8) { .number($0.timerDuration) },
+        ]
+    }()
+}

@@ -32,3 +32,17 @@ public struct UserSettingsRecord: Sendable, Equatable {
         try reader.finish()
     }
 }
+
+extension UserSettingsRecord {
+    public static let fields: [RecordField] = {
+        let declare = RecordFieldDeclarer<UserSettingsRecord>(merge: .latestWins) { if case .userSettings(let s) = $0 { s } else { nil } }
+        return [
+            declare.field("timezone", "timezone", .text) { .text($0.timezone) },
+            declare.field("gatewayTimerDuration", "gateway_timer_duration", .int4) { .integer($0.gatewayTimerDuration) },
+            declare.field("onboardingDeterminationLevel", "onboarding_determination_level", .int4) { .integer($0.onboardingDeterminationLevel) },
+            declare.field("selectedInterestTags", "selected_interest_tags", .textArray) { .texts($0.selectedInterestTags) },
+            declare.field("frePhase", "fre_phase", .text) { .text($0.frePhase) },
+            declare.field("hasCompletedOnboarding", "has_completed_onboarding", .bool) { .bool($0.hasCompletedOnboarding) },
+        ]
+    }()
+}

@@ -17,3 +17,15 @@ public struct XPTransactionRecord: Sendable, Equatable {
         try reader.finish()
     }
 }
+
+extension XPTransactionRecord {
+    public static let fields: [RecordField] = {
+        let declare = RecordFieldDeclarer<XPTransactionRecord>(merge: .appendOnly) { if case .xpTransaction(let x) = $0 { x } else { nil } }
+        return [
+            declare.field("amount", "amount", .int4) { .integer($0.amount) },
+            declare.field("reason", "reason", .text) { .text($0.reason) },
+            declare.field("timestamp", "occurred_at", .timestamptz) { .timestamp($0.timestamp) },
+            declare.field("date", "date", .date) { .date($0.date) },
+        ]
+    }()
+}

@@ -150,7 +150,7 @@ extension PushBatch {
             }
         }
         // An achievement's first unlock stays its unlock, whoever wrote it last.
-        let earliest: Set<String> = collection == .achievements ? ["unlockedAt"] : []
+        let earliest = Set(table.fields.filter { $0.merge == .earliestWins }.map(\.name))
 
         var rows: [SyncRow] = [], fieldTimes: [String?] = []
         var versions: [ExactText: Int64] = [:]
@@ -288,7 +288,7 @@ extension PushBatch {
         case .userSettings:
             guard let settings = rows.first else { return }
             var zone = "UTC"
-            if !settings.isDelete, let index = SyncTable.userSettings.columns.firstIndex(where: { $0.name == "timezone" }),
+            if !settings.isDelete, let index = SyncTable.userSettings.columnIndex(ofField: "timezone"),
                 let value = settings.values[index]
             {
                 zone = value

@@ -13,6 +13,21 @@ enum SQLText {
     static func timestamp(_ value: Date?) -> String? { value.map(WireTime.format) }
     static func uuid(_ value: UUID?) -> String? { value?.uuidString.lowercased() }
 
+    /// A declared field value (`FieldValue`) as its column's text.
+    static func of(_ value: FieldValue) -> String? {
+        switch value {
+        case .text(let text): text
+        case .integer(let number): int(number)
+        case .number(let number): double(number)
+        case .bool(let flag): bool(flag)
+        case .uuid(let id): uuid(id)
+        case .date(let day): date(day)
+        case .timestamp(let time): timestamp(time)
+        case .texts(let texts): array(texts)
+        case .timestamps(let times): array(times?.map(WireTime.format))
+        }
+    }
+
     /// A one-dimensional array literal, `{"a","b"}`.
     static func array(_ values: [String]?) -> String? {
         guard let values else { return nil }

@@ -64,7 +64,7 @@ enum SyncTableSQL {
     /// the first write, then stays.
     static func dataAssignments(_ table: SyncTable) -> PGFragment {
         table.columns.map { column -> PGFragment in
-            if column.name == "created_at" && table.collection == .habits {
+            if column.declared.name == "created_at" && table.collection == .habits {
                 return "created_at = CASE WHEN i.has_data THEN coalesce(i.created_at, h.created_at, i.now) ELSE h.created_at END"
             }
             return "\(column.name) = CASE WHEN i.has_data THEN \(cast(column)) ELSE h.\(column.name) END"
@@ -74,7 +74,7 @@ enum SyncTableSQL {
     /// The data columns of a row inserted from the input row `i` (a habit's createdAt as above).
     static func insertValues(_ table: SyncTable) -> PGFragment {
         table.columns.map { column -> PGFragment in
-            if column.name == "created_at" && table.collection == .habits { return "CASE WHEN i.has_data THEN coalesce(i.created_at, i.now) END" }
+            if column.declared.name == "created_at" && table.collection == .habits { return "CASE WHEN i.has_data THEN coalesce(i.created_at, i.now) END" }
             return cast(column)
         }.joined(separator: ", ")
     }

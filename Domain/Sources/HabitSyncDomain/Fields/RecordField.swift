@@ -1,0 +1,61 @@
+import Foundation
+
+/// One field of a collection's record, declared once: its wire name, the columns that store
+/// it with their types, how concurrent writes of it settle, its value in each column and its
+/// canonical wire value. The store's columns and values (`SyncTable`), the canonical records the
+/// field merge compares (`CanonicalFields`) and the parity tests against the schema, the
+/// record-rendering SQL functions and `openapi.yaml` all read these declarations
+/// (`RecordFields`).
+public struct RecordField: Sendable {
+    public let name: String
+    public let columns: [StoredColumn]
+    public let merge: FieldMergeRule
+    /// The field's value in each of `columns`, in order.
+    public let stored: @Sendable (ValidatedRecord) -> [FieldValue]
+    /// The field's value on the wire, canonical.
+    public let canonical: @Sendable (ValidatedRecord) -> JSONValue
+
+    public init(
+        name: String, columns: [StoredColumn], merge: FieldMergeRule, stored: @escaping @Sendable (ValidatedRecord) -> [FieldValue],
+        canonical: @escaping @Sendable (ValidatedRecord) -> JSONValue
+    ) {
+        self.name = name
+        self.columns = columns
+        self.merge = merge
+        self.stored = stored
+        self.canonical = canonical
+    }
+}
+
+/// Declares the fields of one record type: `field` for a field in one column (its canonical
+/// value is its column's), `field(_:columns:…)` for one stored in several.
+public struct RecordFieldDeclarer<Record: Sendable>: Sendable {
+    let record: @Sendable (ValidatedRecord) -> Record?
+    let merge: FieldMergeRule
+
+    public init(merge: FieldMergeRule, record: @escaping @Sendable (ValidatedRecord) -> Record?) {
+        self.merge = merge
+        self.record = record
+    }
+
+    public func field(
+        _ name: String, _ column: String, _ type: StoredColumn.SQLType, merge: FieldMergeRule? = nil, _ value: @escaping @Sendable (Record) -> FieldValue
+    ) -> RecordField {
+        let record = self.record
+        return RecordField(
+            name: name, columns: [StoredColumn(column, type)], merge: merge ?? self.merge,
+            stored: { validated in record(validated).map { [value($0)] } ?? [] },
+            canonical: { validated in record(validated).map { value($0).canonical } ?? .null })
+    }
+
+    public func field(
+        _ name: String, columns: [StoredColumn], merge: FieldMergeRule? = nil, stored: @escaping @Sendable (Record) -> [FieldValue],
+        canonical: @escaping @Sendable (Record) -> JSONValue
+    ) -> RecordField {
+        let record = self.record
+        return RecordField(
+            name: name, columns: columns, merge: merge ?? self.merge,
+            stored: { validated in record(validated).map(stored) ?? [] },
+            canonical: { validated in record(validated).map(canonical) ?? .null })
+    }
+}
