@@ -62,40 +62,30 @@ import Testing
         }
         func achievement(_ index: Int, _: UUID) -> JSON { ["achievementId": "a\(index)", "title": "T", "unlockedAt": Wire.at(0)] }
         func proceed(_: Int, _: UUID) -> JSON { ["eventType": "proceed_to_app", "timestamp": Wire.at(0), "pauseDuration": 0, "timerDuration": 30, "targetAppName": "App"] }
-        return [
-            Field(collection: "habits", name: "name", values: strings, base: habit),
-            Field(collection: "habits", name: "habitDescription", values: strings, base: habit),
-            Field(collection: "habits", name: "icon", values: strings, base: habit),
-            Field(collection: "habits", name: "color", values: strings, base: habit),
-            Field(collection: "habits", name: "goalUnit", values: strings, base: habit),
-            Field(collection: "habits", name: "baselineUnit", values: strings, base: habit),
-            Field(collection: "habits", name: "goalCount", values: edgeNumbers as [Any], base: habit),
-            Field(collection: "habits", name: "startDate", values: edgeDates, base: habit),
-            Field(collection: "habits", name: "createdAt", values: edgeTimes, base: habit),
-            Field(collection: "reminders", name: "time", values: strings, base: { Wire.reminder(habit: $1) }),
-            Field(collection: "reminders", name: "notificationIdentifier", values: strings, base: { Wire.reminder(habit: $1) }),
-            Field(collection: "dailyProgress", name: "skipNote", values: strings, base: progress),
-            Field(collection: "dailyProgress", name: "skipReason", values: strings, base: progress),
-            Field(collection: "dailyProgress", name: "progressCount", values: edgeNumbers as [Any], base: progress),
-            Field(collection: "dailyProgress", name: "date", values: edgeDates, base: { Wire.progress(habit: $1, date: LocalDate(dayNumber: 19_000 + $0).description) }),
-            Field(collection: "xpTransactions", name: "reason", values: strings, base: { _, _ in Wire.xp() }),
-            Field(collection: "xpTransactions", name: "amount", values: edgeNumbers as [Any], base: { _, _ in Wire.xp() }),
-            Field(collection: "xpTransactions", name: "timestamp", values: edgeTimes, base: { _, _ in Wire.xp() }),
-            Field(collection: "achievements", name: "achievementId", values: strings, base: achievement),
-            Field(collection: "achievements", name: "title", values: strings, base: achievement),
-            Field(collection: "achievements", name: "description", values: strings, base: achievement),
-            Field(collection: "achievements", name: "xpAwarded", values: edgeNumbers as [Any], base: achievement),
-            Field(collection: "focusSessions", name: "duration", values: edgeNumbers as [Any], base: { _, _ in Wire.focus() }),
-            Field(collection: "focusSessions", name: "pausedDuration", values: edgeNumbers as [Any], base: { _, _ in Wire.focus() }),
-            Field(collection: "usageEvents", name: "targetAppName", values: strings, base: proceed),
-            Field(collection: "usageEvents", name: "timerDuration", values: edgeNumbers as [Any], base: proceed),
-            Field(collection: "usageEvents", name: "timestamp", values: edgeTimes, base: proceed),
-            Field(collection: "selectedApps", name: "appName", values: strings, base: app),
-            Field(collection: "selectedApps", name: "iconName", values: strings, base: app),
-            Field(collection: "selectedApps", name: "urlScheme", values: strings, base: app),
-            Field(collection: "selectedApps", name: "orderIndex", values: edgeNumbers as [Any], base: app),
-            Field(collection: "selectedApps", name: "dateAdded", values: edgeTimes, base: app),
+        let bases: [SyncCollection: (_ index: Int, _ habit: UUID) -> JSON] = [
+            .habits: habit, .reminders: { Wire.reminder(habit: $1) }, .dailyProgress: progress, .xpTransactions: { _, _ in Wire.xp() },
+            .achievements: achievement, .focusSessions: { _, _ in Wire.focus() }, .usageEvents: proceed, .selectedApps: app,
         ]
+        // Every declared field of one scalar column (`RecordFields`), with the edge values of
+        // its type: a field added to a declaration is checked here without another line.
+        // (userSettings, one record per user, is checked below; ids, flags, arrays and the
+        // schedule object are not scalar text, numbers or times.)
+        var fields: [Field] = []
+        for collection in SyncCollection.allCases {
+            guard let base = bases[collection] else { continue }
+            for field in RecordFields.of(collection) ?? [] where field.columns.count == 1 {
+                let values: [Any]
+                switch field.columns[0].type {
+                case .text, .time: values = strings
+                case .int2, .int4, .float8: values = edgeNumbers as [Any]
+                case .date: values = edgeDates
+                case .timestamptz: values = edgeTimes
+                case .uuid, .bool, .textArray, .timestamptzArray: continue
+                }
+                fields.append(Field(collection: collection.rawValue, name: field.name, values: values, base: base))
+            }
+        }
+        return fields
     }
 
     @Test func whatSwiftAcceptsPostgreSQLStoresAndWhatItWouldRefuseSwiftRejects() async throws {
@@ -128,7 +118,10 @@ import Testing
                         #expect(reply.status(index) == "applied", "\(label): Swift accepts, the server answered \(reply.result(index))")
                     case .failure(let rejection):
                         #expect(reply.status(index) == "rejected", "\(label): Swift rejects (\(rejection.message)), the server answered \(reply.result(index))")
-                        #expect(rejection.field?.hasPrefix(field.name) == true, "\(label): rejected naming \(rejection.field ?? "no field")")
+                        // The field itself, or one a rule across fields holds it to (an active
+                        // focus session's endTime must be null).
+                        let named = rejection.field.map { $0.hasPrefix(field.name) || field.base(0, habit)[$0] != nil } ?? false
+                        #expect(named, "\(label): rejected naming \(rejection.field ?? "no field")")
                         #expect((reply.result(index)["error"] as? JSON)?["field"] as? String == rejection.field, "\(label)")
                     }
                     checked += 1
