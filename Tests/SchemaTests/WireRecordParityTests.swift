@@ -19,6 +19,7 @@ import Testing
             ["schedule_type": "'frequencyMonthly'", "schedule_n": "31"],
             ["habit_type": "'breaking'", "goal_count": "3", "baseline_count": "4", "baseline_unit": "'cigarettes'"],
             ["start_date": "'0001-01-01'", "created_at": "'1970-01-01 00:00:00.001+00'"],
+            ["sort_order": "0"], ["sort_order": "2147483647"],
         ],
         "reminders": [[:], ["time_of_day": "'23:59'", "is_active": "false", "notification_identifier": awkwardText]],
         "daily_progress": [

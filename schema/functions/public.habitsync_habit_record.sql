@@ -12,7 +12,7 @@ AS $function$
             'schedule', jsonb_strip_nulls(jsonb_build_object('type', h.schedule_type, 'n', h.schedule_n, 'weekdays', to_jsonb(h.schedule_weekdays))),
             'baselineCount', h.baseline_count, 'baselineUnit', h.baseline_unit,
             'startDate', habitsync_wire_date(h.start_date), 'endDate', habitsync_wire_date(h.end_date),
-            'createdAt', habitsync_wire_time(h.created_at))
+            'createdAt', habitsync_wire_time(h.created_at), 'sortOrder', h.sort_order)
     $function$
 
 -- Privileges: PostgreSQL's default (EXECUTE to PUBLIC)

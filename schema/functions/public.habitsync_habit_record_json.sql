@@ -19,7 +19,8 @@ AS $function$
             ',"baselineUnit":', habitsync_json_text(h.baseline_unit),
             ',"startDate":', habitsync_json_date(h.start_date),
             ',"endDate":', habitsync_json_date(h.end_date),
-            ',"createdAt":', habitsync_json_time(h.created_at), '}')
+            ',"createdAt":', habitsync_json_time(h.created_at),
+            ',"sortOrder":', habitsync_json_integer(h.sort_order), '}')
     $function$
 
 -- Privileges: PostgreSQL's default (EXECUTE to PUBLIC)

@@ -49,7 +49,9 @@ CREATE TABLE public.habits (
     -- Tombstone: when set the habit is deleted (its reminders and progress are tombstoned too).
     deleted_at timestamp with time zone,
     -- LWW keys of the fields set before the record's own key: {"field": [time, device]} (null: a default nobody set); a field not named has (updated_at, updated_by). NULL: every field has it. {} on a tombstone: no field was ever written (a delete of a record the server had not seen).
-    field_times jsonb
+    field_times jsonb,
+    -- Wire sortOrder: the habit's place in the user's list, 0 first; NULL for the app's own order.
+    sort_order integer
 );
 ALTER TABLE public.habits ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.habits FORCE ROW LEVEL SECURITY;
@@ -79,6 +81,7 @@ CASE schedule_type
 END, false)));
 ALTER TABLE public.habits ADD CONSTRAINT habits_schedule_type_check CHECK ((schedule_type = ANY (ARRAY['daily'::text, 'everyNDays'::text, 'specificWeekdays'::text, 'frequencyWeekly'::text, 'frequencyMonthly'::text])));
 ALTER TABLE public.habits ADD CONSTRAINT habits_server_version_check CHECK ((server_version > 0));
+ALTER TABLE public.habits ADD CONSTRAINT habits_sort_order_check CHECK ((sort_order >= 0));
 ALTER TABLE public.habits ADD CONSTRAINT habits_tenant_id_user_id_fkey FOREIGN KEY (tenant_id, user_id) REFERENCES users(tenant_id, user_id) ON DELETE CASCADE;
 ALTER TABLE public.habits ADD CONSTRAINT habits_updated_by_check CHECK (((char_length(updated_by) >= 1) AND (char_length(updated_by) <= 100)));
 

@@ -16,6 +16,8 @@ public struct HabitRecord: Sendable, Equatable {
     public var endDate: LocalDate?
     /// Nil: the server time of the first write.
     public var createdAt: Date?
+    /// The habit's place in the user's list (0 first); nil: the app's own order.
+    public var sortOrder: Int?
 
     public init(_ fields: [String: JSONValue], context: ValidationContext) throws(ChangeRejection) {
         var reader = FieldReader(fields, context: context)
@@ -35,6 +37,7 @@ public struct HabitRecord: Sendable, Equatable {
         startDate = try reader.required("startDate", try reader.localDate("startDate"))
         endDate = try reader.localDate("endDate")
         createdAt = try reader.timestamp("createdAt")
+        sortOrder = try reader.integer("sortOrder", range: 0...Int.max)
         if habitType == "breaking" {
             // The goal of a breaking habit is a ceiling below where the user started.
             guard let baselineCount else { throw reader.fail("baselineCount", "is required for breaking habits") }
@@ -66,6 +69,7 @@ extension HabitRecord {
             declare.field("startDate", "start_date", .date) { .date($0.startDate) },
             declare.field("endDate", "end_date", .date) { .date($0.endDate) },
             declare.field("createdAt", "created_at", .timestamptz) { .timestamp($0.createdAt) },
+            declare.field("sortOrder", "sort_order", .int4) { .integer($0.sortOrder) },
         ]
     }()
 }

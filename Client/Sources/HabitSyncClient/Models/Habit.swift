@@ -24,11 +24,13 @@ public struct Habit: DeletableModel {
     public var endDate: LocalDate?
     /// Nil: the server time of the first write.
     public var createdAt: Date?
+    /// The habit's place in the user's list (0 first); nil: the app's own order.
+    public var sortOrder: Int?
 
     public init(
         name: String, habitDescription: String = "", icon: String = "", color: String? = nil, habitType: Kind = .formation,
         goalCount: Int = 1, goalUnit: String = "times", schedule: HabitSchedule = .daily, baselineCount: Int? = nil,
-        baselineUnit: String? = nil, startDate: LocalDate, endDate: LocalDate? = nil, createdAt: Date? = nil
+        baselineUnit: String? = nil, startDate: LocalDate, endDate: LocalDate? = nil, createdAt: Date? = nil, sortOrder: Int? = nil
     ) {
         self.name = name
         self.habitDescription = habitDescription
@@ -43,9 +45,12 @@ public struct Habit: DeletableModel {
         self.startDate = startDate
         self.endDate = endDate
         self.createdAt = createdAt
+        self.sortOrder = sortOrder
     }
 
-    private enum CodingKeys: String, CodingKey { case name, habitDescription, icon, color, habitType, goalCount, goalUnit, schedule, baselineCount, baselineUnit, startDate, endDate, createdAt }
+    private enum CodingKeys: String, CodingKey {
+        case name, habitDescription, icon, color, habitType, goalCount, goalUnit, schedule, baselineCount, baselineUnit, startDate, endDate, createdAt, sortOrder
+    }
 
     /// A field the wire lets a device leave out takes the server's default here too.
     public init(from decoder: any Decoder) throws {
@@ -63,5 +68,6 @@ public struct Habit: DeletableModel {
         startDate = try container.decode(LocalDate.self, forKey: .startDate)
         endDate = try container.decodeIfPresent(LocalDate.self, forKey: .endDate)
         createdAt = try container.decodeIfPresent(Date.self, forKey: .createdAt)
+        sortOrder = try container.decodeIfPresent(Int.self, forKey: .sortOrder)
     }
 }
