@@ -27,35 +27,57 @@ public struct RecordField: Sendable {
     }
 }
 
+/// One field of `Record` as its record type declares it: how the wire reads and validates it
+/// (`read`, in declaration order, which is the order rejections are found in), and its
+/// declaration for everything else (`erased`).
+struct DeclaredField<Record: Sendable>: Sendable {
+    typealias Read = @Sendable (inout Record, inout FieldReader) throws(ChangeRejection) -> Void
+    let erased: RecordField
+    let read: Read
+}
+
 /// Declares the fields of one record type: `field` for a field in one column (its canonical
-/// value is its column's), `field(_:columns:…)` for one stored in several.
-public struct RecordFieldDeclarer<Record: Sendable>: Sendable {
+/// value is its column's), `field(_:columns:…)` for one stored in several. `read` reads the
+/// field from the wire into the record with its rule (a rule across fields is the record's).
+struct RecordFieldDeclarer<Record: Sendable>: Sendable {
     let record: @Sendable (ValidatedRecord) -> Record?
     let merge: FieldMergeRule
 
-    public init(merge: FieldMergeRule, record: @escaping @Sendable (ValidatedRecord) -> Record?) {
+    init(merge: FieldMergeRule, record: @escaping @Sendable (ValidatedRecord) -> Record?) {
         self.merge = merge
         self.record = record
     }
 
-    public func field(
-        _ name: String, _ column: String, _ type: StoredColumn.SQLType, merge: FieldMergeRule? = nil, _ value: @escaping @Sendable (Record) -> FieldValue
-    ) -> RecordField {
+    func field(
+        _ name: String, _ column: String, _ type: StoredColumn.SQLType, merge: FieldMergeRule? = nil, read: @escaping DeclaredField<Record>.Read,
+        _ value: @escaping @Sendable (Record) -> FieldValue
+    ) -> DeclaredField<Record> {
         let record = self.record
-        return RecordField(
-            name: name, columns: [StoredColumn(column, type)], merge: merge ?? self.merge,
-            stored: { validated in record(validated).map { [value($0)] } ?? [] },
-            canonical: { validated in record(validated).map { value($0).canonical } ?? .null })
+        return DeclaredField(
+            erased: RecordField(
+                name: name, columns: [StoredColumn(column, type)], merge: merge ?? self.merge,
+                stored: { validated in record(validated).map { [value($0)] } ?? [] },
+                canonical: { validated in record(validated).map { value($0).canonical } ?? .null }),
+            read: read)
     }
 
-    public func field(
-        _ name: String, columns: [StoredColumn], merge: FieldMergeRule? = nil, stored: @escaping @Sendable (Record) -> [FieldValue],
-        canonical: @escaping @Sendable (Record) -> JSONValue
-    ) -> RecordField {
+    func field(
+        _ name: String, columns: [StoredColumn], merge: FieldMergeRule? = nil, read: @escaping DeclaredField<Record>.Read,
+        stored: @escaping @Sendable (Record) -> [FieldValue], canonical: @escaping @Sendable (Record) -> JSONValue
+    ) -> DeclaredField<Record> {
         let record = self.record
-        return RecordField(
-            name: name, columns: columns, merge: merge ?? self.merge,
-            stored: { validated in record(validated).map(stored) ?? [] },
-            canonical: { validated in record(validated).map(canonical) ?? .null })
+        return DeclaredField(
+            erased: RecordField(
+                name: name, columns: columns, merge: merge ?? self.merge,
+                stored: { validated in record(validated).map(stored) ?? [] },
+                canonical: { validated in record(validated).map(canonical) ?? .null }),
+            read: read)
+    }
+}
+
+extension Array {
+    /// Reads every declared field into `record`, in declaration order.
+    func read<Record>(into record: inout Record, _ reader: inout FieldReader) throws(ChangeRejection) where Element == DeclaredField<Record> {
+        for field in self { try field.read(&record, &reader) }
     }
 }
