@@ -231,7 +231,13 @@ import Testing
                 }
             }
             func reads(_ user: String, _ events: [(id: UUID, at: String)]) -> [PGQuery] {
-                let rows = events.map { SyncRow(id: $0.id, version: 0, updatedAt: Date(), updatedBy: "phone", isDelete: false, values: ["deepen_pause", $0.at, nil, "1", "10"]) }
+                // Each value by its column's name: the columns' order is the declarations'.
+                let rows = events.map { event in
+                    let byColumn: [String: String] = ["event_type": "deepen_pause", "occurred_at": event.at, "pause_duration": "1", "timer_duration": "10"]
+                    return SyncRow(
+                        id: event.id, version: 0, updatedAt: Date(), updatedBy: "phone", isDelete: false,
+                        values: SyncTable.usageEvents.columns.map { byColumn[$0.declared.name] })
+                }
                 return [
                     SyncTableSQL.current(.usageEvents, tenant: tenant, user: user, ids: events.map(\.id)),
                     SyncTableSQL.sameContent(SyncTable.usageEvents, tenant: tenant, user: user, rows: rows),
