@@ -21,17 +21,11 @@ extension ConvergenceRun {
         let key = id.uuidString.lowercased()
         let (row, conflicts, owner) = try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
-                let table = PGFragment.identifier(collection.table)
-                let row =
-                    try await connection.query("SELECT (to_jsonb(t) - 'tenant_id')::text AS row FROM \(table) t WHERE t.id::text = \(key)").rows.first
-                    .map { try $0.decode("row", as: String.self) } ?? "no server row"
+                let row = try await Self.serverRow(connection, collection, tenant: world.tenant, user: user, id: key)
                 let conflicts = try await connection.query(
                     "SELECT (to_jsonb(c) - 'tenant_id' - 'incoming_payload')::text AS row FROM conflict_log c WHERE c.record_id = \(key) ORDER BY c.id"
                 ).rows.map { try $0.decode("row", as: String.self) }
-                let owner = try await connection.query(
-                    "SELECT change_counter, purged_through_version FROM users WHERE tenant_id = \(world.tenant) AND user_id = \(user)"
-                ).rows.first.map { "counter \(try $0.decode("change_counter", as: Int64.self)), purged through \(try $0.decode("purged_through_version", as: Int64.self))" }
-                return (row, conflicts, owner ?? "no user row")
+                return (row, conflicts, try await Self.owner(connection, tenant: world.tenant, user: user))
             }
         }
         return """
@@ -42,5 +36,21 @@ extension ConvergenceRun {
               conflict log: \(conflicts.isEmpty ? "none" : conflicts.joined(separator: "; "))
               history: \(device.ledger.history(.init(collection: collection, id: id)).suffix(40).joined(separator: " | "))
             """
+    }
+
+    /// The server's row of a record (a tombstone too) as JSON, for a failure message; the
+    /// user's settings row for `userSettings`.
+    static func serverRow(_ connection: PGConnection, _ collection: SyncCollection, tenant: UUID, user: String, id: String) async throws -> String {
+        let table = PGFragment.identifier(collection.table)
+        let byID: PGQuery = collection == .userSettings ? "" : " AND t.id::text = \(id)"
+        return try await connection.query(
+            "SELECT (to_jsonb(t) - 'tenant_id')::text AS row FROM \(table) t WHERE t.tenant_id = \(tenant) AND t.user_id = \(user)\(byID)"
+        ).rows.first.map { try $0.decode("row", as: String.self) } ?? "no server row"
+    }
+
+    /// The user's change counter and purge horizon, for a failure message.
+    static func owner(_ connection: PGConnection, tenant: UUID, user: String) async throws -> String {
+        try await connection.query("SELECT change_counter, purged_through_version FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)").rows.first
+            .map { "counter \(try $0.decode("change_counter", as: Int64.self)), purged through \(try $0.decode("purged_through_version", as: Int64.self))" } ?? "no user row"
     }
 }

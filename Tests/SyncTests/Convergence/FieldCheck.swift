@@ -180,14 +180,8 @@ struct FieldCheck {
         recordWrites: [(key: LWWKey, isDelete: Bool, version: Int64)]
     ) async throws -> String {
         guard let kind = SyncCollection(rawValue: target.collection) else { return "" }
-        let table = PGFragment.identifier(kind.table)
-        let row =
-            try await connection.query(
-                "SELECT (to_jsonb(t) - 'tenant_id')::text AS row FROM \(table) t WHERE t.tenant_id = \(tenant) AND t.user_id = \(user) AND t.id::text = \(target.id)"
-            ).rows.first.map { try $0.decode("row", as: String.self) } ?? "no server row"
-        let owner =
-            try await connection.query("SELECT change_counter, purged_through_version FROM users WHERE tenant_id = \(tenant) AND user_id = \(user)").rows.first
-            .map { "counter \(try $0.decode("change_counter", as: Int64.self)), purged through \(try $0.decode("purged_through_version", as: Int64.self))" } ?? "no user row"
+        let row = try await ConvergenceRun.serverRow(connection, kind, tenant: tenant, user: user, id: target.id)
+        let owner = try await ConvergenceRun.owner(connection, tenant: tenant, user: user)
         let described = writes.sorted { $0.key < $1.key }.map {
             "\($0.key.deviceID)@\(WireTime.format($0.key.updatedAt)) \($0.value) applied \($0.appliedAt.map(String.init) ?? "no") answered v\($0.answeredVersion)"
         }
