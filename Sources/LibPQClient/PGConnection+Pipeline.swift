@@ -41,9 +41,18 @@ extension PGConnection {
         }
     }
 
-    /// Forgets everything queued that was never sent (a lease ends).
+    /// Forgets everything queued that was never sent, and the lease's relation names (a lease
+    /// ends).
     func discardPending() {
-        handle.withLock { _ = $0.takePending() }
+        handle.withLock { handle in
+            _ = handle.takePending()
+            handle.relationNames = nil
+        }
+    }
+
+    /// Statements of this lease name relations as `names` says (`PGRelationNames`).
+    func useRelationNames(_ names: PGRelationNames?) {
+        handle.withLock { $0.relationNames = names }
     }
 
     /// Whether a statement has returned a result since `deferCommands` (`PGPool` restarts a
@@ -129,7 +138,8 @@ extension PGConnection {
             steps.append(.command)
         }
         var pending: [PreparedStatements.Key: String] = [:]
-        for (position, query) in (deferred + queries).enumerated() {
+        let statements = handle.relationNames.map { names in (deferred + queries).map(names.apply) } ?? deferred + queries
+        for (position, query) in statements.enumerated() {
             let types = query.binds.map { Oid($0.type.rawValue) }
             var name: String?
             if named {

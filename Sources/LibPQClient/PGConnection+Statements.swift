@@ -15,6 +15,7 @@ extension PGConnection {
         statementCounter?.note(query)
         let named = namedPreparedStatements
         return try await blockingCall { handle, pointer in
+            let query = handle.relationNames?.apply(to: query) ?? query
             let result: PGResult
             if handle.hasPending {
                 let (prelude, deferred) = handle.takePending()

@@ -32,6 +32,8 @@ public final class PGConnection: Sendable {
         var deliveredResult = false
         /// The last pipeline committed the transaction (`pipeline(_:commit:)`).
         var committed = false
+        /// The relations this lease's statements name by other names (`PGPool.withTransaction`).
+        var relationNames: PGRelationNames?
         init(_ pointer: OpaquePointer) { self.pointer = pointer }
     }
 

@@ -122,6 +122,7 @@ public final class PGPool: Service, Sendable {
         statementTimeout: Duration? = nil,
         role: TransactionRole = .configured,
         localSettings: [PGLocalSetting] = [],
+        relationNames: PGRelationNames? = nil,
         _ body: (PGConnection) async throws -> Result
     ) async throws -> Result {
         let begin = ["BEGIN ISOLATION LEVEL \(isolation.rawValue)" + (readOnly ? " READ ONLY" : "")]
@@ -138,6 +139,7 @@ public final class PGPool: Service, Sendable {
             let connection = try await lease()
             // BEGIN and the settings go with the transaction's first statement (one round trip
             // fewer); a transaction whose body sends nothing costs none.
+            connection.useRelationNames(relationNames)
             connection.deferCommands(unsafeSQL: asCommands ? begin + settings.map(\.command) : begin)
             if !asCommands { try connection.deferStatements([PGLocalSetting.oneStatement(settings)]) }
             // The body runs on the connection's own queue (`ConnectionExecutor`): its statements

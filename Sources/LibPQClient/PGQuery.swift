@@ -31,6 +31,13 @@ public struct PGQuery: Sendable, ExpressibleByStringInterpolation, CustomStringC
         self = stringInterpolation.query
     }
 
+    /// The same binds between other pieces of text (`PGRelationNames`).
+    func replacingPieces(_ replacement: [String]) -> PGQuery {
+        var query = self
+        query.pieces = replacement
+        return query
+    }
+
     /// The statement text, with the placeholders numbered `$1`, `$2` … in order.
     public var sql: String {
         var text = pieces[0]

@@ -5,8 +5,10 @@ import CLibPQ
 /// statement about to be prepared and kept only once the server confirmed it (`confirm`), so a
 /// failed prepare is never executed by name.
 struct PreparedStatements {
-    /// Prepared statements kept per session before the cache starts over.
-    static let limit = 256
+    /// Prepared statements kept per session before the cache starts over. A session that runs
+    /// renamed statements (`PGRelationNames`) keeps each once per set of names: on a Citus
+    /// worker, the push's and pull's ~60 statements for each of the node's shard groups.
+    static let limit = 2048
 
     /// The same text with other parameter types is another statement. The query's pieces (the
     /// text between its placeholders) stand for its text: hashed as they are, not joined into
