@@ -27,6 +27,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("check-in-connections"), help: "With --check-in: this many connections (16 by default; 1 shows each statement's own cost in pg_stat_statements).")
     var checkInConnections = 16
     @Option(name: .customLong("check-ins"), help: "With --check-in: check-ins per connection (150 by default).") var checkInsPerConnection = 150
+    @Option(
+        name: .customLong("check-in-rounds"),
+        help: "With --check-in: measure this many times on one server, each with new users (1 by default); the later rounds run on connections whose statements are prepared and planned.")
+    var checkInRounds = 1
     @Flag(
         name: .customLong("first-of-day"),
         help: "With --check-in: every check-in is a user's first completion of the day (a user each), which moves the streak and recomputes.")
@@ -114,9 +118,11 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if checkInOnly {
             let result: CheckInBench.Result
+            var rounds: [CheckInBench.Result] = []  // after the first
             var prices: [GuaranteePrice.Row] = []
             do {
                 result = try await checkIn(environment)
+                while rounds.count + 1 < checkInRounds { rounds.append(try await checkIn(environment, rawCeiling: false)) }
                 if checkInPrices {
                     prices = try await GuaranteePrice.rows(rounds: priceRounds, pool: environment.database.pool, log: log) {
                         try await checkIn(environment, rawCeiling: false)
@@ -128,6 +134,7 @@ struct BenchCommand: AsyncParsableCommand {
             }
             await environment.stop()
             print(CheckInBench.table(result))
+            for (index, round) in rounds.enumerated() { print("\nround \(index + 2) of \(checkInRounds), on the same server:\n" + CheckInBench.table(round)) }
             if checkInPrices { print("\n" + GuaranteePrice.table(prices)) }
             return
         }

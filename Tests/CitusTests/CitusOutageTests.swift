@@ -201,6 +201,49 @@ struct CitusOutageTests {
     }
 }
 
+extension CitusOutageTests {
+    /// Routed (`--route-to-nodes on`), a user's push and pull run on the user's worker and name
+    /// the user's shards: with the coordinator stopped, users whose node the server's map names
+    /// (read before the stop) go on pushing and pulling; what needs the coordinator waits (the
+    /// map's next read keeps the last one; `/readyz` says the database is unreachable).
+    @Test func aStoppedCoordinatorLeavesRoutedUsersSyncing() async throws {
+        let world = try await SyncWorld.make()
+        let coordinator = TestPostgres.citusNodes[0]
+        let users = ["ann", "ben", "cat"]
+        try await world.serve(routeToNodes: true) { server in
+            var acknowledged: [(Attempt, SyncClient)] = []
+            for user in users {
+                let device = try await world.client(server, user: user)
+                let attempt = try Attempt(user: user)
+                #expect(try await device.client.push(attempt.body).status == 200)
+                acknowledged.append((attempt, device))
+            }
+            try await Self.node("stop-node", coordinator)
+            do {
+                for user in users {
+                    let device = try await world.client(server, user: user)
+                    let attempt = try Attempt(user: user)
+                    let reply = try await device.client.push(attempt.body)
+                    #expect(reply.status == 200, "\(user): \(reply.status) \(reply.text.prefix(300))")
+                    if reply.status == 200 { acknowledged.append((attempt, device)) }
+                    #expect(try await device.pull().status == 200, "\(user)'s pull")
+                }
+                try await Self.node("start-node", coordinator)
+            } catch {
+                try? await Self.node("start-node", coordinator)
+                throw error
+            }
+            #expect(acknowledged.count == 2 * users.count)
+            for (attempt, device) in acknowledged {
+                #expect(try await Self.holds(attempt, device), "\(attempt.user)'s acknowledged push is missing")
+            }
+            print(
+                "Citus outage, routed: coordinator stopped; \(users.count) users on the workers pushed and pulled (200) throughout; \(acknowledged.count) of \(acknowledged.count) acknowledged pushes found"
+            )
+        }
+    }
+}
+
 /// The test cluster's directory, for `scripts/citus-cluster stop-node`; nil unless the outage
 /// tests may run.
 enum CitusCluster {

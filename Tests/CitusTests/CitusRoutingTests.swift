@@ -26,7 +26,10 @@ struct CitusRoutingTests {
             try await pool.withConnection { connection in
                 try await connection.query(
                     """
-                    SELECT u.id, worker_hash(u.id) AS hash, n.nodename || ':' || n.nodeport AS node
+                    SELECT u.id, worker_hash(u.id) AS hash, n.nodename || ':' || n.nodeport AS node,
+                           'users_' || get_shard_id_for_distribution_column('users', u.id) AS users_shard,
+                           'daily_progress_' || get_shard_id_for_distribution_column('daily_progress', u.id) AS progress_shard,
+                           'tenants_' || (SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'tenants'::regclass) AS tenants_shard
                     FROM unnest(\(users)::text[]) AS u(id)
                     JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('users', u.id)
                     JOIN pg_dist_node n ON n.groupid = p.groupid
@@ -41,11 +44,24 @@ struct CitusRoutingTests {
             return pools.map
         }
         let map = try #require(read)
+        // As the server reads it: with the request role, whose read-only reference tables it names.
+        let asServer = try await world.database.withPool(size: 1) { pool in
+            try await pool.withConnection { try await UserPlacementMap.read($0, requestRole: "habitsync_app") }
+        }
+        let named = try #require(asServer)
+        #expect(named.nodes == map.nodes)
         #expect(Set(map.nodes.map(\.description)) == Set(TestPostgres.citusNodes.dropFirst()))
         for row in placed {
             let user = try row.decode("id", as: String.self)
             #expect(DistributionHash.of(Array(user.utf8)) == (try row.decode("hash", as: Int32.self)), "\(user.prefix(40))")
             #expect(map.node(for: UserKey(tenant: world.tenant, user: user))?.description == (try row.decode("node", as: String.self)), "\(user.prefix(40))")
+            // The names a routed transaction uses: the user's shards, and the local copy of a
+            // reference table the request role may only read; not `erased_users`, which it writes.
+            let names = try #require(named.shardGroup(for: UserKey(tenant: world.tenant, user: user))).names.names
+            #expect(names["users"] == (try row.decode("users_shard", as: String.self)))
+            #expect(names["daily_progress"] == (try row.decode("progress_shard", as: String.self)))
+            #expect(names["tenants"] == (try row.decode("tenants_shard", as: String.self)))
+            #expect(names["erased_users"] == nil && names["usage_events_2026_01"] == nil)
         }
     }
 
@@ -78,16 +94,19 @@ struct CitusRoutingTests {
         }
         print("Citus routing: alice's requests ran on \(nodes), \(commands.commands.count) remote commands")
         #expect(nodes == [home])
-        #expect(commands.nodes.subtracting([home]).isEmpty, "\(commands.commands.joined(separator: "\n"))")
+        // Their statements name alice's shards: Citus plans none of them, and sends nothing.
+        #expect(commands.commands.isEmpty, "\(commands.commands.joined(separator: "\n"))")
         #expect(try await world.count("usage_events") == 1)
     }
 
     /// Issue 47's rebalancing proof: a user's shard group moves to the other worker
-    /// (`citus_move_shard_placement`, `block_writes`) while three of the user's devices push
+    /// (`citus_move_shard_placement`, copying with writes blocked, and with logical
+    /// replication while writes go on) while three of the user's devices push
     /// and pull through the server. Nothing acknowledged is lost, no device sees an answer but
     /// 200 or a 503 it retries, and once the server has read the new map, the user's requests
     /// run on the new worker: its pool's round trips grow and the old worker's do not.
-    @Test func aUsersRequestsFollowTheirShardsWhenTheyMoveUnderLoad() async throws {
+    @Test(arguments: ["block_writes", "force_logical"])
+    func aUsersRequestsFollowTheirShardsWhenTheyMoveUnderLoad(mode: String) async throws {
         let world = try await SyncWorld.make()
         let user = "mover"
         let from = try await CitusTests.worker(of: user, in: world)
@@ -123,17 +142,7 @@ struct CitusRoutingTests {
                 }
                 // Wait until the devices' requests run on the user's worker, then move.
                 while pools.pool(at: Self.address(from)) == nil { try await Task.sleep(for: .milliseconds(20)) }
-                try await world.database.withPool(size: 1) { pool in
-                    try await pool.withConnection { connection in
-                        let (fromHost, fromPort) = TestPostgres.hostAndPort(from)
-                        let (toHost, toPort) = TestPostgres.hostAndPort(to)
-                        try await connection.query(
-                            """
-                            SELECT citus_move_shard_placement(get_shard_id_for_distribution_column('users', \(user)),
-                                \(fromHost), \(fromPort)::integer, \(toHost), \(toPort)::integer, shard_transfer_mode => 'block_writes')
-                            """)
-                    }
-                }
+                try await CitusTests.moveShards(of: user, from: from, to: to, in: world, mode: mode)
                 flags.finished.store(true, ordering: .releasing)
                 var all = Seen()
                 for try await one in group {
@@ -167,8 +176,35 @@ struct CitusRoutingTests {
             #expect(pools.pool(at: Self.address(from))?.roundTrips.count ?? 0 == oldTrips, "a request still ran on the old worker")
             #expect((pools.pool(at: Self.address(to))?.roundTrips.count ?? 0) > newTrips, "no request ran on the new worker")
             print(
-                "Citus routing: \(user)'s shard group moved from \(from) to \(to) under load: \(seen.pushes) pushes and \(seen.pulls) pulls acknowledged, \(seen.unavailable) answers 503 (retried), \(seen.acknowledged.count) events stored once; afterwards its requests ran on \(to)"
+                "Citus routing (\(mode)): \(user)'s shard group moved from \(from) to \(to) under load: \(seen.pushes) pushes and \(seen.pulls) pulls acknowledged, \(seen.unavailable) answers 503 (retried), \(seen.acknowledged.count) events stored once; afterwards its requests ran on \(to)"
             )
+        }
+    }
+
+    /// A request that reaches the node the user's shards just left (the map read before the
+    /// move) is refused there before it reads or writes anything (`habitsync_hold_shard`,
+    /// HS421) and runs again where the shards are: the device sees one 200, and the change is
+    /// stored once, on the new worker.
+    @Test func aRequestOnTheNodeTheShardsLeftRunsAgainWhereTheyAre() async throws {
+        let world = try await SyncWorld.make()
+        let user = "moved"
+        let from = try await CitusTests.worker(of: user, in: world)
+        let to = try #require(TestPostgres.citusNodes.dropFirst().first { $0 != from })
+        try await world.serve(routeToNodes: true) { server in
+            let pools = try #require(server.userPools)
+            let device = try await world.client(server, user: user, device: "phone")
+            #expect(try await device.push([Wire.change("usageEvents", UUID(), at: Wire.at(0), record: Wire.usageEvent())]).status == 200)
+            #expect(pools.map?.node(for: UserKey(tenant: world.tenant, user: user))?.description == from)
+            try await CitusTests.moveShards(of: user, from: from, to: to, in: world)
+            // No request since the move: the server's map still names the old node.
+            #expect(pools.map?.node(for: UserKey(tenant: world.tenant, user: user))?.description == from)
+            let event = UUID()
+            #expect(try await device.push([Wire.change("usageEvents", event, at: Wire.at(0), record: Wire.usageEvent())]).status == 200)
+            #expect(pools.shardsMovedAway == 1, "the request was not refused on the old node")
+            #expect(pools.map?.node(for: UserKey(tenant: world.tenant, user: user))?.description == to)
+            #expect(try await world.count("usage_events") == 2)
+            let stored = try await device.pullAll().changes.compactMap { $0["id"] as? String }.map { $0.lowercased() }
+            #expect(stored.filter { $0 == event.uuidString.lowercased() }.count == 1)
         }
     }
 

@@ -227,6 +227,22 @@ struct CitusTests {
         }
     }
 
+    /// Moves `user`'s shard group from the worker `from` to `to` (`citus_move_shard_placement`
+    /// with `mode`: `block_writes`, or `force_logical`, which copies while writes go on).
+    static func moveShards(of user: String, from: String, to: String, in world: SyncWorld, mode: String = "block_writes") async throws {
+        try await world.database.withPool(size: 1) { pool in
+            try await pool.withConnection { connection in
+                let (fromHost, fromPort) = TestPostgres.hostAndPort(from)
+                let (toHost, toPort) = TestPostgres.hostAndPort(to)
+                try await connection.query(
+                    """
+                    SELECT citus_move_shard_placement(get_shard_id_for_distribution_column('users', \(user)),
+                        \(fromHost), \(fromPort)::integer, \(toHost), \(toPort)::integer, shard_transfer_mode => \(mode)::citus.shard_transfer_mode)
+                    """)
+            }
+        }
+    }
+
     /// Issue 30: a user's push, pull (with a derived-state recompute), statistics and export
     /// each talk to that user's worker only, and commit there in one phase. Before, a push
     /// copied intermediate results to the other worker and committed on both with `PREPARE

@@ -7,7 +7,9 @@ CREATE OR REPLACE FUNCTION public.habitsync_forget_streak_month(p_tenant uuid, p
 AS $function$
 BEGIN
     IF current_setting('citus.shard_count', true) IS NOT NULL THEN
-        EXECUTE format('DELETE FROM derived_streak_months WHERE tenant_id = %L AND user_id = %L AND month = %L', p_tenant, p_user, p_month);
+        EXECUTE format('DELETE FROM %I WHERE tenant_id = %L AND user_id = %L AND month = %L',
+                       coalesce(nullif(current_setting('habitsync.streak_months_shard', true), ''), 'derived_streak_months'),
+                       p_tenant, p_user, p_month);
     ELSE
         DELETE FROM derived_streak_months WHERE tenant_id = p_tenant AND user_id = p_user AND month = p_month;
     END IF;

@@ -22,6 +22,7 @@ public final class UserPools: Sendable {
     private let routesToNodes: Bool
     private let logger: Logger
     private let state = Mutex(State())
+    private let movedAway = Atomic<Int>(0)
 
     private struct State {
         var map: UserPlacementMap?
@@ -48,25 +49,77 @@ public final class UserPools: Sendable {
     }
 
     /// The pool for `user`'s transactions.
-    public func pool(for user: UserKey) async -> PGPool {
-        guard routesToNodes else { return coordinator }
+    public func pool(for user: UserKey) async -> PGPool { await route(for: user).pool }
+
+    /// Runs `body` as a transaction of `user`'s, on the node holding the user's shards. Routed,
+    /// its statements name the user's shards (`PGRelationNames`), not the distributed tables,
+    /// and `body` is told so (`onShards`: every statement runs on that node's own tables, as on
+    /// one server); the transaction first holds the shards against a move
+    /// (`habitsync_hold_shard`, migration 0040). When they moved since the map was read
+    /// (HS421), the map is read again and the transaction runs again through Citus' own
+    /// routing, which finds the shards wherever they are.
+    public func withUserTransaction<Result>(
+        _ user: UserKey, isolation: PGPool.IsolationLevel = .readCommitted, readOnly: Bool = false, statementTimeout: Duration? = nil,
+        localSettings: [PGLocalSetting] = [], _ body: (PGConnection, _ onShards: Bool) async throws -> Result
+    ) async throws -> Result {
+        var shardsAllowed = true
+        while true {
+            let route = await route(for: user, onShards: shardsAllowed)
+            var settings = localSettings
+            if let shards = route.shards {
+                // Generic plans: on the shards' own tables the standard planner keeps them.
+                settings.append(PGLocalSetting("plan_cache_mode", "force_generic_plan"))
+                if let months = shards.names.names["derived_streak_months"] { settings.append(PGLocalSetting("habitsync.streak_months_shard", months)) }
+            }
+            do {
+                return try await route.pool.withTransaction(
+                    isolation: isolation, readOnly: readOnly, statementTimeout: statementTimeout, localSettings: settings, relationNames: route.shards?.names
+                ) { connection in
+                    if let shards = route.shards { try connection.deferStatements([Self.holdShard(shards.usersShard)]) }
+                    return try await body(connection, route.shards != nil)
+                }
+            } catch let error as PGError where error.sqlState == Self.shardNotHere && shardsAllowed {
+                movedAway.add(1, ordering: .relaxed)
+                logger.info("a user's shards moved since the map was read; reading it again")
+                await readMap()
+                shardsAllowed = false
+            }
+        }
+    }
+
+    /// Holds the user's shard (`users`'; its co-located shards move with it) against a move for
+    /// the transaction, or refuses it with `shardNotHere` when this node no longer holds it.
+    static func holdShard(_ shard: Int64) -> PGQuery { "SELECT habitsync_hold_shard(\(shard))" }
+
+    /// What `habitsync_hold_shard` raises on a node that no longer holds the shard.
+    static let shardNotHere = PGSQLState("HS421")
+
+    /// The pool for `user`'s transactions and, routed (`onShards`), the user's shards there.
+    func route(for user: UserKey, onShards: Bool = true) async -> (pool: PGPool, shards: (usersShard: Int64, names: PGRelationNames)?) {
+        guard routesToNodes else { return (coordinator, nil) }
         // The first requests wait for one read of the map, not one read each.
         if state.withLock({ $0.readAt == nil }) { await reading()?.value }
         let clock = ContinuousClock()
-        let (pool, stale): (PGPool, Bool) = state.withLock { state in
+        typealias Shards = (usersShard: Int64, names: PGRelationNames)
+        let (pool, shards, stale): (PGPool, Shards?, Bool) = state.withLock { state in
             let stale = state.reading == nil && (state.readAt.map { clock.now - $0 > maximumAge } ?? true)
-            guard !state.closed, let map = state.map, let node = map.node(for: user) else { return (coordinator, stale) }
-            if let pool = state.pools[node] { return (pool, stale) }
+            guard !state.closed, let map = state.map, let group = map.shardGroup(for: user) else { return (coordinator, nil, stale) }
+            let node = group.node
+            let shards: Shards? = onShards ? (group.usersShard, group.names) : nil
+            if let pool = state.pools[node] { return (pool, shards, stale) }
             let pool = PGPool(
                 configuration: .init(
                     connection: coordinator.configuration.connection.at(node), maximumConnections: coordinator.configuration.maximumConnections,
                     leaseTimeout: coordinator.configuration.leaseTimeout), logger: logger)
             state.pools[node] = pool
-            return (pool, stale)
+            return (pool, shards, stale)
         }
         if stale { _ = reading() }
-        return pool
+        return (pool, shards)
     }
+
+    /// Transactions refused on a node the user's shards had left, and run again (a test counts them).
+    public var shardsMovedAway: Int { movedAway.load(ordering: .relaxed) }
 
     /// The nodes that have a pool: where users' transactions commit, and so where their
     /// change notices are sent (the realtime listener hears each).
@@ -81,7 +134,7 @@ public final class UserPools: Sendable {
     /// Reads the map now (a test that moved a shard, or the first request).
     public func readMap() async {
         do {
-            let map = try await coordinator.withConnection { try await UserPlacementMap.read($0) }
+            let map = try await coordinator.withConnection { try await UserPlacementMap.read($0, requestRole: coordinator.configuration.connection.role) }
             let changed = state.withLock { state in
                 defer {
                     state.map = map

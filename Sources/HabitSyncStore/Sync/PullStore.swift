@@ -17,8 +17,6 @@ public struct PullStore: Sendable {
         self.statementTimeout = statementTimeout
     }
 
-    private func pool(for tenant: UUID, _ user: String) async -> PGPool { await pools.pool(for: UserKey(tenant: tenant, user: user)) }
-
     public struct Page: Sendable {
         /// The changes, each a JSON object rendered by PostgreSQL.
         public let changes: [String]
@@ -94,7 +92,8 @@ public struct PullStore: Sendable {
     /// Recomputes the derived records in a write transaction under the user's lock.
     func refreshDerivedState(_ identity: VerifiedIdentity, now: Date) async throws {
         let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
-        try await pool(for: identity.tenantID, identity.userID).withTransaction(statementTimeout: statementTimeout, localSettings: scope) { connection in
+        try await pools.withUserTransaction(UserKey(tenant: identity.tenantID, user: identity.userID), statementTimeout: statementTimeout, localSettings: scope) {
+            connection, _ in
             let user = try await PushStore.lockLiveUser(connection, tenant: identity.tenantID, user: identity.userID).user
             let counter = try user.decode("change_counter", as: Int64.self)
             let writer = DerivedStateWriter(
@@ -113,7 +112,7 @@ public struct PullStore: Sendable {
     /// Refuses an erased account (`StoreError.accountErased`): for an event stream as it
     /// opens, and an export before its first byte.
     public func refuseIfErased(tenant: UUID, user: String) async throws {
-        try await pool(for: tenant, user).withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
+        try await pools.withUserTransaction(UserKey(tenant: tenant, user: user), readOnly: true, statementTimeout: statementTimeout) { connection, _ in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
             try await Self.refuseIfErased(connection, tenant: tenant, user: user)
         }
@@ -127,7 +126,8 @@ public struct PullStore: Sendable {
     /// seen less is behind. For a reconnecting event stream: one that says it has seen more
     /// (`seen`) is from another timeline (`SyncEpochRefusal`); an erased account is refused.
     public func latestVersion(identity: VerifiedIdentity, seen: Int64?) async throws -> Int64 {
-        try await pool(for: identity.tenantID, identity.userID).withTransaction(readOnly: true, statementTimeout: statementTimeout) { connection in
+        try await pools.withUserTransaction(UserKey(tenant: identity.tenantID, user: identity.userID), readOnly: true, statementTimeout: statementTimeout) {
+            connection, _ in
             try await RequestScope.set(on: connection, tenantID: identity.tenantID, userID: identity.userID)
             let state: EpochCheck.ServerState
             if let row = try await connection.query(Self.latestVersion(tenant: identity.tenantID, user: identity.userID)).rows.first {
@@ -174,9 +174,10 @@ public struct PullStore: Sendable {
         let filter = PullCursor.filter(collections)
         if let cursor, cursor.collections != nil, cursor.collections != filter { throw Failure.cursorForOtherCollections }
         let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
-        return try await pool(for: identity.tenantID, identity.userID).withTransaction(
-            isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout, localSettings: scope
-        ) { connection in
+        return try await pools.withUserTransaction(
+            UserKey(tenant: identity.tenantID, user: identity.userID), isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout,
+            localSettings: scope
+        ) { connection, _ in
             let state = try await connection.query(Self.userState(tenant: identity.tenantID, user: identity.userID)).rows.first
             if state == nil { try await Self.refuseIfErased(connection, tenant: identity.tenantID, user: identity.userID) }
             if refreshIfStale, let state {
