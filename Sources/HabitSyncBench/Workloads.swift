@@ -154,6 +154,9 @@ enum Workloads {
         let devices: Int
         let recordsPerSecond: Double
         let latencyMilliseconds: Percentiles
+        /// CPU per 100-change push: the server's, and PostgreSQL's (every node's on Citus).
+        var serverCPUPerPush: Double?
+        var postgresCPUPerPush: Double?
     }
 
     /// `devices` devices, each its own user, each pushing `batches` batches of 100 changes over
@@ -172,6 +175,9 @@ enum Workloads {
         // CPU's work, and here it would compete with the server for the same cores.
         let bodies = pushers.map { pusher in (0..<batches).map { mixedBatch(habits: pusher.habits, round: $0) } }
         let port = environment.server.port
+        let postgres = try await ProcessCPU.postgres(environment.database.pool)
+        let server = ProcessCPU(pid: environment.server.processIdentifier, withChildren: false)
+        let (serverBefore, postgresBefore) = (server.milliseconds(), postgres.milliseconds())
         let clock = ContinuousClock()
         let started = clock.now
         let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
@@ -193,7 +199,10 @@ enum Workloads {
             return try await group.reduce(into: [Double]()) { $0 += $1 }
         }
         let wall = (clock.now - started) / .seconds(1)
-        return PushResult(devices: devices, recordsPerSecond: Double(devices * batches * 100) / wall, latencyMilliseconds: Percentiles(latencies))
+        let pushes = Double(devices * batches)
+        return PushResult(
+            devices: devices, recordsPerSecond: pushes * 100 / wall, latencyMilliseconds: Percentiles(latencies),
+            serverCPUPerPush: (server.milliseconds() - serverBefore) / pushes, postgresCPUPerPush: (postgres.milliseconds() - postgresBefore) / pushes)
     }
 
     /// Records per second of a full initial sync through the API (pages of 5000).
