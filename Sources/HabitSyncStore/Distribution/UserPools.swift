@@ -4,17 +4,16 @@ import Logging
 import Synchronization
 
 /// Which pool runs a user's transactions. On one database, its one pool. On a Citus cluster
-/// (deploy/README.md, "Citus"), the pool of the node holding the user's shard group, where
-/// Citus runs the shard's statements in the same process instead of sending them from the
-/// coordinator: one pool per node, opened on the first request for one of its users, with
-/// the coordinator's connection string, role and settings and the node's host and port.
+/// (deploy/README.md, "Routing to the user's node"), the pool of the node holding the user's
+/// shard group, whose statements name the user's shards there (`withUserTransaction`): one pool
+/// per node, opened on the first request for one of its users, with the coordinator's
+/// connection string, role and settings and the node's host and port.
 ///
 /// The map comes from the coordinator's catalog, read on the first request and again once it
 /// is `maximumAge` old (in the background: requests meanwhile use the map they have). A
-/// request sent to a node that no longer holds the user (a shard moved since the map was
-/// read) is still right: every node has Citus' metadata and forwards it to the node that
-/// does, one hop more, until the next read. When the catalog cannot be read, the coordinator
-/// serves every request, as without routing.
+/// transaction that reaches a node the user's shards have left is refused there before it
+/// does anything and runs again through Citus' own routing (`withUserTransaction`). When the
+/// catalog cannot be read, the coordinator serves every request, as without routing.
 public final class UserPools: Sendable {
     /// The pool of the database the server was given: everything that is not one user's.
     public let coordinator: PGPool
@@ -47,9 +46,6 @@ public final class UserPools: Sendable {
         self.maximumAge = maximumAge
         self.logger = logger
     }
-
-    /// The pool for `user`'s transactions.
-    public func pool(for user: UserKey) async -> PGPool { await route(for: user).pool }
 
     /// Runs `body` as a transaction of `user`'s, on the node holding the user's shards. Routed,
     /// its statements name the user's shards (`PGRelationNames`), not the distributed tables,
