@@ -53,10 +53,11 @@ public final class UserPools: Sendable {
     /// one server); the transaction first holds the shards against a move
     /// (`habitsync_hold_shard`, migration 0040). When they moved since the map was read
     /// (HS421), the map is read again and the transaction runs again through Citus' own
-    /// routing, which finds the shards wherever they are.
+    /// routing, which finds the shards wherever they are. `shardSettings`: settings for a
+    /// transaction on the shards only (with `localSettings`, in the same round trip).
     public func withUserTransaction<Result>(
         _ user: UserKey, isolation: PGPool.IsolationLevel = .readCommitted, readOnly: Bool = false, statementTimeout: Duration? = nil,
-        localSettings: [PGLocalSetting] = [], _ body: (PGConnection, _ onShards: Bool) async throws -> Result
+        localSettings: [PGLocalSetting] = [], onShards shardSettings: [PGLocalSetting] = [], _ body: (PGConnection, _ onShards: Bool) async throws -> Result
     ) async throws -> Result {
         var shardsAllowed = true
         while true {
@@ -64,7 +65,7 @@ public final class UserPools: Sendable {
             var settings = localSettings
             if let shards = route.shards {
                 // Generic plans: on the shards' own tables the standard planner keeps them.
-                settings.append(PGLocalSetting("plan_cache_mode", "force_generic_plan"))
+                settings += shardSettings + [PGLocalSetting("plan_cache_mode", "force_generic_plan")]
                 if let months = shards.names.names["derived_streak_months"] { settings.append(PGLocalSetting("habitsync.streak_months_shard", months)) }
             }
             do {

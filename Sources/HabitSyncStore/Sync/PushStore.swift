@@ -257,10 +257,13 @@ public struct PushStore: Sendable {
     ) async throws -> (Outcome, Tally) {
         let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
         let user = UserKey(tenant: identity.tenantID, user: identity.userID)
-        return try await pools.withUserTransaction(user, statementTimeout: statementTimeout, localSettings: scope) { connection, onShards in
-            // On the user's shards every statement runs on that node's own tables, as on one server.
+        // On the user's shards every statement runs on that node's own tables, as on one server:
+        // the triggers defer the digests there too.
+        return try await pools.withUserTransaction(
+            user, statementTimeout: statementTimeout, localSettings: scope + (singleNode ? [Self.deferDigests] : []),
+            onShards: singleNode ? [] : [Self.deferDigests]
+        ) { connection, onShards in
             let singleNode = singleNode || onShards
-            if singleNode { try await connection.commands(unsafeSQL: [Self.deferDigests.command]) }
             // One round trip (with BEGIN and the settings): the user's lock and the replay lookup.
             let (user, previous, prefetched) = try await Self.lockLiveUserFindingBatch(
                 connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId,
