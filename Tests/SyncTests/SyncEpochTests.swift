@@ -14,6 +14,10 @@ import Testing
 /// device of an erased account, a restored backup, and a copy altered on either side are each
 /// found and settled, against the real server, PostgreSQL and the SDK.
 @Suite struct SyncEpochTests {
+    /// For the operator's `user allow-again`, a write to a reference table: on the Citus test
+    /// cluster, busy creating a database per test, it can wait longer than a request may.
+    static let adminTimeout: Duration = .seconds(60)
+
     static func engine(_ store: LocalStore, _ server: RunningServer, token: String) throws -> SyncEngine {
         guard let base = URL(string: server.baseURL + "/") else { throw SyncProtocolError.malformedResponse }
         var engine = SyncEngine(store: store, baseURL: base, transport: URLSessionTransport.patient()) { token }
@@ -96,7 +100,7 @@ import Testing
             let oldEpoch = try #require(try phone.store.syncEpoch())
 
             _ = try await watch.deleteAccount()
-            let allowed = try await world.database.withPool(size: 1) { try await AccountStore(pool: $0).allowAgain(tenant: world.tenant, user: "ada") }
+            let allowed = try await world.database.withPool(size: 1) { try await AccountStore(pool: $0, statementTimeout: Self.adminTimeout).allowAgain(tenant: world.tenant, user: "ada") }
             #expect(allowed)
             #expect(try await world.count("habits") == 0)
 
@@ -141,7 +145,7 @@ import Testing
             #expect(try await ada.pushRaw(oldBatch).status(0) == "applied")
             let erased = try await ada.client.send("DELETE", "/v1/account")
             #expect(erased.status == 200)
-            let allowed = try await world.database.withPool(size: 1) { try await AccountStore(pool: $0).allowAgain(tenant: world.tenant, user: "ada") }
+            let allowed = try await world.database.withPool(size: 1) { try await AccountStore(pool: $0, statementTimeout: Self.adminTimeout).allowAgain(tenant: world.tenant, user: "ada") }
             #expect(allowed)
 
             // The old app replays its batch as it was, and sends it again under a new id.
@@ -175,7 +179,7 @@ import Testing
                 }
             }
             let refusal = await #expect(throws: PGError.self) {
-                try await world.database.withPool(size: 1) { try await AccountStore(pool: $0).allowAgain(tenant: world.tenant, user: "bob") }
+                try await world.database.withPool(size: 1) { try await AccountStore(pool: $0, statementTimeout: Self.adminTimeout).allowAgain(tenant: world.tenant, user: "bob") }
             }
             #expect(refusal?.message.contains("has not finished") == true, "\(String(describing: refusal))")
             #expect(try await bob.push([Wire.change("habits", UUID(), at: Wire.at(1), record: Wire.habit())]).status == 410, "the marker is still there")
