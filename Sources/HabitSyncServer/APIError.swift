@@ -122,6 +122,10 @@ public struct APIError: Error, Sendable, HTTPResponseError {
             return APIError(.cursorExpired, "the cursor is older than the tombstone retention; pull again without a cursor", field: "cursor")
         case PullStore.Failure.cursorForOtherCollections:
             return APIError(.invalidParameter, "the cursor was issued for other collections; pull with the same collections, or without a cursor", field: "cursor")
+        case PullStore.Failure.windowWidened:
+            return APIError(
+                .invalidParameter, "the cursor was issued for a later historyFrom; a window moves forward only: pull without a cursor to widen it",
+                field: "historyFrom")
         case let error as PGError where error.isConnectionFailure || error.sqlState == .tooManyConnections:
             return .unavailable
         case let error as PGError

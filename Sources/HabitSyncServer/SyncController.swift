@@ -124,13 +124,13 @@ struct SyncController: Sendable {
 
     // MARK: - Pull
 
-    static let pullParameters: Set<String> = ["cursor", "limit", "collections"]
+    static let pullParameters: Set<String> = ["cursor", "limit", "collections", "historyFrom"]
 
     func handlePull(_ request: Request, _ context: AuthenticatedRequestContext) async throws -> Response {
         let identity = context.identity
         let query = request.uri.queryParameters
         for (name, _) in query where !Self.pullParameters.contains(String(name)) {
-            throw APIError.unknownParameter(name, accepted: "cursor, limit, collections")
+            throw APIError.unknownParameter(name, accepted: "cursor, limit, collections, historyFrom")
         }
         var limit = 500
         if let text = query["limit"] {
@@ -157,7 +157,16 @@ struct SyncController: Sendable {
             }
             collections = chosen
         }
-        let page = try await pull.pull(identity: identity, after: cursor, limit: limit, collections: collections)
+        var window: LocalDate?
+        if let text = query["historyFrom"] {
+            guard let date = LocalDate(String(text), years: LocalDate.recordYears) else {
+                throw APIError(
+                    .invalidParameter, "historyFrom must be a date yyyy-MM-dd of years 1970–9999, not '\(TextRules.quoted(String(text)))'",
+                    field: "historyFrom")
+            }
+            window = date
+        }
+        let page = try await pull.pull(identity: identity, after: cursor, limit: limit, collections: collections, window: window)
         metrics.recordPulled(page.changes.count)
         // The records are JSON PostgreSQL rendered (`WireChangeSQL`: the one exception to
         // writing JSON in Swift; re-encoding them here was not measured), placed as they are.
@@ -165,6 +174,12 @@ struct SyncController: Sendable {
         writer.add("changes", jsonArray: page.changes)
         writer.add("cursor", page.cursor.text)
         writer.add("hasMore", page.hasMore)
+        var progress = JSONObjectWriter()
+        progress.add("phase", page.progress.phase.rawValue)
+        progress.add("remaining", page.progress.remaining)
+        progress.add("later", page.progress.later)
+        writer.add("progress", json: progress.json)
+        if let window = page.window { writer.add("historyFrom", window.description) }
         if let epoch = page.epoch { writer.add("epoch", epoch.text) }
         if let digests = page.digests {
             var byCollection = JSONObjectWriter()

@@ -48,7 +48,13 @@ import Testing
         return [
             PushBatch.storedProgressDays(tenant: tenant, user: user, ids: [UUID(), UUID()], habits: [habits[0]], dates: [today]),
             DerivedStateQueries.progress(tenant: tenant, user: user, habits: habits, in: [(dayNumber - 1)...dayNumber]),
-            PullStore.pageQuery([.dailyProgress], tenant: tenant, user: user, after: max(latestVersion - 5, 0), limit: 10, tombstoneFloor: 0),
+            PullPageSQL.page([.dailyProgress], tenant: tenant, user: user, after: max(latestVersion - 5, 0), limit: 10, tombstoneFloor: 0, selection: .all, window: nil),
+            // A first sync's recent phase and a windowed device's digests read their days only
+            // (migration 0041): here the last two.
+            PullPageSQL.page(
+                [.dailyProgress], tenant: tenant, user: user, after: 0, limit: 10, tombstoneFloor: latestVersion,
+                selection: .recent(from: today.adding(days: -1)), window: nil),
+            PullPageSQL.windowDigests([.dailyProgress], tenant: tenant, user: user, window: today.adding(days: -1)) ?? "SELECT",
         ]
     }
 
@@ -130,10 +136,12 @@ import Testing
                 newcomerReads: { Self.reads(tenant: tenant, user: newcomer.user, habits: newcomer.habits, latestVersion: 80) },
                 seedVeteran: { try await Self.seed(owner, tenant: tenant, user: veteran.user, days: veteranDays, habits: veteran.habits) },
                 veteranReads: { Self.reads(tenant: tenant, user: veteran.user, habits: veteran.habits, latestVersion: Int64(Self.habitsPerUser * (veteranDays + 1))) })
-            // Today's day of one habit; two days of ten habits; the page's last five versions.
-            #expect(readings.rows == [1, 20, 5])
-            // Those 26 rows, not the veteran's 36,500 (what the reads fetched before migration 0028).
-            #expect(readings.fetched <= 100, "index scans fetched \(readings.fetched) rows")
+            // Today's day of one habit; two days of ten habits; the page's last five versions; a
+            // recent page of ten of the last two days' twenty; their digest.
+            #expect(readings.rows == [1, 20, 5, 10, 1])
+            // Those 66 rows, not the veteran's 36,500 (what the reads fetched before migration 0028).
+            // (Measured: 132, twice the 66 rows, as the first three alone fetch 52 for their 26.)
+            #expect(readings.fetched <= 300, "index scans fetched \(readings.fetched) rows")
             // No sequential scan (475,410 rows read with the newcomer's statistics before
             // request sessions turned them off).
             #expect(readings.scanned == 0, "sequential scans read \(readings.scanned) rows")

@@ -75,14 +75,24 @@ extension LocalStore {
 
     /// The collections of `server` (a last page's digests) whose synced records here differ
     /// from the server's. A collection with a record waiting for the server (pending or
-    /// failed) is not compared: the server's copy of it is not this device's yet.
-    public func mismatchedDigests(_ server: [SyncCollection: RecordDigest]) throws -> [SyncCollection] {
+    /// failed) is not compared: the server's copy of it is not this device's yet. With a
+    /// window (`historyFrom`, as the page echoed it), dated records before it are not counted,
+    /// as the server does not count them.
+    public func mismatchedDigests(_ server: [SyncCollection: RecordDigest], window: LocalDate? = nil) throws -> [SyncCollection] {
         try database.read { db in
             let unsettled = Set(try String.fetchAll(db, sql: LocalSchema.unsettledCollections))
             var local: [SyncCollection: RecordDigest] = [:]
-            let rows = try Row.fetchCursor(db, sql: "SELECT collection, id, server_version FROM records WHERE record IS NOT NULL AND sync_status = 'synced'")
+            let rows = try Row.fetchCursor(db, sql: "SELECT collection, id, server_version, record FROM records WHERE record IS NOT NULL AND sync_status = 'synced'")
             while let row = try rows.next() {
                 guard let collection = SyncCollection(rawValue: row["collection"]), server[collection] != nil else { continue }
+                if let window, DatedHistory.dating(of: collection) != nil {
+                    let text: String = row["record"]
+                    if case .object(let fields)? = try? JSONParser.parse(bytes: Array(text.utf8)),
+                        !DatedHistory.isOnOrAfter(window, collection: collection, record: fields)
+                    {
+                        continue
+                    }
+                }
                 guard let id = UUID(uuidString: row["id"]), let version = row["server_version"] as Int64? else {
                     local[collection, default: RecordDigest()].count += 1  // no version: cannot match the server's term
                     continue

@@ -25,9 +25,12 @@ extension LocalStore {
     /// page (no cursor stored yet) marks every synced record, each record pulled clears its
     /// mark, and `isLast` (the page said `hasMore: false`) drops what is still marked — also
     /// records this device pushed before that pull, which another device may have deleted
-    /// since. Returns how many changes were stored.
+    /// since. `phase` is where the pull stands after this page (`syncPhase()`). Returns how
+    /// many changes were stored.
     @discardableResult
-    public func storePulledPage(changes: [[String: JSONValue]], cursor: String, isLast: Bool = false, epoch: String? = nil) throws -> Int {
+    public func storePulledPage(
+        changes: [[String: JSONValue]], cursor: String, isLast: Bool = false, epoch: String? = nil, phase: PullProgress.Phase? = nil
+    ) throws -> Int {
         let syncedAt = WireTime.milliseconds(now())
         return try database.write { db in
             if try LocalSchema.state(db, "pull_cursor") == nil { try db.execute(sql: LocalSchema.markForResync) }
@@ -45,6 +48,7 @@ extension LocalStore {
             }
             try LocalSchema.setState(db, "pull_cursor", cursor)
             try Self.noteEpoch(db, epoch)
+            if let phase { try LocalSchema.setState(db, "sync_phase", phase.rawValue) }
             if isLast { try db.execute(sql: LocalSchema.dropUnseenAfterResync) }
             return stored
         }

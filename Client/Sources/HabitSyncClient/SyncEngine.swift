@@ -25,6 +25,13 @@ public struct SyncEngine: Sendable {
     /// Told when the server's history changed under this device, or its copy differed from
     /// the server's, and what the engine did about it (`TimelineEvent`).
     public var onTimelineEvent: (@Sendable (TimelineEvent) -> Void)?
+    /// Told after each pulled page is stored: the phase the pull has reached and about how
+    /// much is left (docs/client.md, "A new phone: the main screen first").
+    public var onProgress: (@Sendable (PullProgress) -> Void)?
+    /// Keep only this many days of dated history (today included), e.g. 90 on a watch; nil
+    /// keeps everything. Days are counted in `calendarZone`.
+    public var historyDays: Int?
+    public var calendarZone: TimeZone = .current
     /// Where the engine writes a line about each `TimelineEvent`: standard error unless the
     /// app routes it to its own logging.
     public var log: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("habitsync: \(line)\n".utf8)) }
@@ -118,10 +125,13 @@ public struct SyncEngine: Sendable {
     /// pulled again from scratch (once per sync).
     private func pullToEnd(_ report: inout Report) async throws {
         var hasMore = true, repaired = false
+        let window = historyDays.map { LocalDate(dayNumber: LocalDate(Date(), in: calendarZone).dayNumber - (max($0, 1) - 1)) }
+        try store.setHistoryFrom(window)
         while hasMore {
             var path = "v1/sync/pull?limit=\(pageSize)"
             let cursor = try store.pullCursor()
             if let cursor { path += "&cursor=" + (cursor.addingPercentEncoding(withAllowedCharacters: Self.cursorCharacters) ?? "") }
+            if let window { path += "&historyFrom=\(window)" }
             let (body, response) = try await send("GET", path: path, body: nil)
             if let change = TimelineChange(status: response.statusCode, body: body) { throw change }
             if response.statusCode == 410, cursor != nil, Self.error(response, body: body) != .accountErased {
@@ -138,10 +148,21 @@ public struct SyncEngine: Sendable {
             let changes = items.compactMap { item -> [String: JSONValue]? in if case .object(let change) = item { change } else { nil } }
             var epoch: String?
             if case .string(let text)? = page["epoch"] { epoch = text }
-            report.pulled += try store.storePulledPage(changes: changes, cursor: cursor, isLast: !more, epoch: epoch)
+            var phase: String?, remaining = 0, later = 0
+            if case .object(let progress)? = page["progress"] {
+                if case .string(let text)? = progress["phase"] { phase = text }
+                if case .number(let number)? = progress["remaining"] { remaining = Int(exactly: number) ?? 0 }
+                if case .number(let number)? = progress["later"] { later = Int(exactly: number) ?? 0 }
+            }
+            let reached = PullProgress.phase(pagePhase: phase, hasMore: more)
+            report.pulled += try store.storePulledPage(changes: changes, cursor: cursor, isLast: !more, epoch: epoch, phase: reached)
+            onProgress?(PullProgress(phase: reached, remaining: remaining, later: later, pulled: report.pulled))
             hasMore = more
+            if !more, let window { try store.dropHistory(before: window) }
             if !more, case .object(let digests)? = page["digests"] {
-                let mismatched = try store.mismatchedDigests(try Self.digests(digests))
+                var digestWindow: LocalDate?
+                if case .string(let text)? = page["historyFrom"] { digestWindow = LocalDate(text) }
+                let mismatched = try store.mismatchedDigests(try Self.digests(digests), window: digestWindow)
                 if !mismatched.isEmpty {
                     tell(.repaired(collections: mismatched, persisted: repaired), &report)
                     if !repaired {

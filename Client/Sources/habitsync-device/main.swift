@@ -1,6 +1,7 @@
 import Foundation
 import HabitSyncClient
 import HabitSyncDomain
+import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -10,20 +11,22 @@ import HabitSyncDomain
 // two phones of one user.
 
 let usageText = """
-    usage: habitsync-device [--store FILE] [--device NAME] [--server URL] [--token TOKEN] COMMAND …
+    usage: habitsync-device [--store FILE] [--device NAME] [--server URL] [--token TOKEN] [--history-days N] COMMAND …
 
       add-habit NAME            a daily habit starting today; prints its id
       complete HABIT_ID         one more completion of the habit today
       rename HABIT_ID NAME      a new name for the habit
       set-goal HABIT_ID GOAL    a new daily goal for the habit
       list                      habits and today's progress, with their sync status
-      sync                      push the outbox, pull to the end; prints conflicts and rejections
+      sync                      push the outbox, pull to the end; prints each phase of a first sync
+                                as it is reached, conflicts and rejections
       failed                    records the server rejected, with code and field
 
     --device names this device (default terminal) and its store file (NAME.sqlite in the current
     folder, unless --store). --server, --token and --timeout (seconds to wait for each answer)
     default to $HABITSYNC_SERVER (http://127.0.0.1:8080), $HABITSYNC_TOKEN and
-    $HABITSYNC_TIMEOUT (60). --help prints this, --version the release.
+    $HABITSYNC_TIMEOUT (60). --history-days keeps that many days of dated history (a watch: 90);
+    without it the store keeps everything. --help prints this, --version the release.
     """
 
 struct Usage: Error, CustomStringConvertible {
@@ -41,7 +44,7 @@ func run() async throws {
         case "--version":
             print(Release.version)
             return
-        case "--store", "--device", "--server", "--token", "--timeout":
+        case "--store", "--device", "--server", "--token", "--timeout", "--history-days":
             break
         default:
             throw Usage(description: "unknown option \(first) (--help lists them)")
@@ -95,7 +98,26 @@ func run() async throws {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = seconds
         let transport = URLSessionTransport(session: URLSession(configuration: configuration))
-        let report = try await SyncEngine(store: store, baseURL: server, transport: transport) { token }.sync()
+        var engine = SyncEngine(store: store, baseURL: server, transport: transport) { token }
+        if let text = options["history-days"] {
+            guard let days = Int(text), (1...36_500).contains(days) else { throw Usage(description: "--history-days is a whole number of days, 1 to 36500; got \(text)") }
+            engine.historyDays = days
+        }
+        // One line each time the pull reaches a new phase, not one per page.
+        let lastPhase = Mutex<PullProgress.Phase?>(try store.syncPhase())
+        engine.onProgress = { progress in
+            guard
+                lastPhase.withLock({ last in
+                    defer { last = progress.phase }; return last != progress.phase
+                })
+            else { return }
+            switch progress.phase {
+            case .recent: print("first sync: the main screen's records are coming (about \(progress.remaining) after \(progress.pulled))")
+            case .history: print("first sync: the main screen is ready after \(progress.pulled) change(s); about \(progress.remaining) older one(s) to come")
+            case .complete: print("first sync: complete after \(progress.pulled) change(s)")
+            }
+        }
+        let report = try await engine.sync()
         print("pushed \(report.batches) batch(es): \(report.pushed.applied) applied, \(report.pushed.unchanged) unchanged; pulled \(report.pulled)")
         for conflict in report.pushed.conflicts {
             print("conflict: \(conflict.collection.rawValue) \(conflict.id.uuidString.lowercased()) kept \(conflict.winnerUpdatedBy)'s write of \(WireTime.format(conflict.winnerUpdatedAt))")

@@ -37,7 +37,7 @@ extension AccountStore {
     /// The user's changes of every collection after a version, tombstones included.
     static func changesPage(tenant: UUID, user: String, after: String?, limit: Int) -> PGQuery {
         let since = after.flatMap { Int64($0) } ?? 0
-        let page = PullStore.pageQuery(exportedCollections, tenant: tenant, user: user, after: since, limit: limit, tombstoneFloor: 0)
+        let page = PullPageSQL.page(exportedCollections, tenant: tenant, user: user, after: since, limit: limit, tombstoneFloor: 0, selection: .all, window: nil)
         return "SELECT server_version::text AS key, change AS item FROM (\(page)) p"
     }
 

@@ -27,8 +27,25 @@ public struct PullStore: Sendable {
         /// then carries none.
         public let epoch: SyncEpoch?
         /// On the last page: the user's live records per pulled collection as of the page's
-        /// snapshot (docs/protocol.md, "Digests"); usageEvents has none.
+        /// snapshot (docs/protocol.md, "Digests"); usageEvents has none. With a window, those
+        /// of the dated collections count the records inside it.
         public let digests: [SyncCollection: RecordDigest]?
+        public let progress: Progress
+        /// The window the page was cut to (`historyFrom`), echoed.
+        public let window: LocalDate?
+    }
+
+    /// How far a pull has come (docs/protocol.md, "A first sync in phases").
+    public struct Progress: Sendable, Equatable {
+        /// The latest phase this page reaches: every record of the phases before it has been
+        /// sent once this page is stored.
+        public let phase: PullPhase
+        /// About how many records are still to come in `phase` after this page: counted as a
+        /// first sync begins and counted down, so writes made since are not in it; in the
+        /// `changes` phase, the versions still ahead (at least the records).
+        public let remaining: Int64
+        /// About how many the phases after `phase` will send.
+        public let later: Int64
     }
 
     public enum Failure: Error, Sendable, Equatable {
@@ -36,6 +53,9 @@ public struct PullStore: Sendable {
         case cursorExpired
         /// The cursor was issued for another `collections` filter.
         case cursorForOtherCollections
+        /// The request's window (`historyFrom`) starts before the cursor's: the records between
+        /// were never sent.
+        case windowWidened
     }
 
     public static let pullableCollections: [SyncCollection] = SyncCollection.allCases
@@ -64,25 +84,6 @@ public struct PullStore: Sendable {
         if try await connection.query(isErased(tenant: tenant, user: user)).single().decode("erased", as: Bool.self) {
             throw StoreError.erasedAccount
         }
-    }
-
-    /// One branch per collection, each using its `(tenant_id, user_id, server_version)` index,
-    /// merged and cut to `limit`. `server_version > 0` (always true) is the predicate of the
-    /// partial pull index of daily_progress (migration 0028), stated for every collection
-    /// alike. Tombstones at or below `tombstoneFloor` are left out: an initial sync skips those
-    /// of records that were deleted before it began (the device never had them); 0 includes
-    /// every tombstone.
-    static func pageQuery(_ collections: [SyncCollection], tenant: UUID, user: String, after since: Int64, limit: Int, tombstoneFloor: Int64) -> PGQuery {
-        let branches = collections.map { collection -> PGQuery in
-            """
-            (SELECT h.server_version, \(WireChangeSQL.change(collection, alias: "h"))::text AS change
-             FROM \(PGFragment.identifier(collection.table)) h
-             WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.server_version > \(since) AND h.server_version > 0
-               AND (h.deleted_at IS NULL OR h.server_version > \(tombstoneFloor))
-             ORDER BY h.server_version LIMIT \(limit))
-            """
-        }
-        return "SELECT server_version, change FROM (\(branches.joined(separator: "\nUNION ALL\n"))) page ORDER BY server_version LIMIT \(limit)"
     }
 
     /// Signals, from inside the read snapshot, that derived records were computed for an
@@ -141,13 +142,17 @@ public struct PullStore: Sendable {
         }
     }
 
-    public func pull(identity: VerifiedIdentity, after cursor: PullCursor?, limit: Int, collections: [SyncCollection], now: Date = Date()) async throws -> Page {
+    /// A page of changes after `cursor`; `window`: the device keeps dated records from that
+    /// day on only (docs/protocol.md, "A rolling window").
+    public func pull(
+        identity: VerifiedIdentity, after cursor: PullCursor?, limit: Int, collections: [SyncCollection], window: LocalDate? = nil, now: Date = Date()
+    ) async throws -> Page {
         do {
-            return try await page(identity: identity, after: cursor, limit: limit, collections: collections, now: now, refreshIfStale: true)
+            return try await page(identity: identity, after: cursor, limit: limit, collections: collections, window: window, now: now, refreshIfStale: true)
         } catch is StaleDerivedState {
             // Rare (once per user and day): recompute, then read again from a new snapshot.
             try await refreshDerivedState(identity, now: now)
-            return try await page(identity: identity, after: cursor, limit: limit, collections: collections, now: now, refreshIfStale: false)
+            return try await page(identity: identity, after: cursor, limit: limit, collections: collections, window: window, now: now, refreshIfStale: false)
         }
     }
 
@@ -169,20 +174,25 @@ public struct PullStore: Sendable {
         return digests
     }
 
-    private func page(identity: VerifiedIdentity, after cursor: PullCursor?, limit: Int, collections: [SyncCollection], now: Date, refreshIfStale: Bool) async throws -> Page {
+    private func page(
+        identity: VerifiedIdentity, after cursor: PullCursor?, limit: Int, collections: [SyncCollection], window: LocalDate?, now: Date, refreshIfStale: Bool
+    ) async throws -> Page {
         let since = cursor?.version ?? 0
         let filter = PullCursor.filter(collections)
         if let cursor, cursor.collections != nil, cursor.collections != filter { throw Failure.cursorForOtherCollections }
+        // Records before the cursor's window were never sent: an earlier window would miss them.
+        if let held = cursor?.window, window.map({ $0 < held }) ?? true { throw Failure.windowWidened }
         let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
         return try await pools.withUserTransaction(
             UserKey(tenant: identity.tenantID, user: identity.userID), isolation: .repeatableRead, readOnly: true, statementTimeout: statementTimeout,
             localSettings: scope
         ) { connection, _ in
-            let state = try await connection.query(Self.userState(tenant: identity.tenantID, user: identity.userID)).rows.first
-            if state == nil { try await Self.refuseIfErased(connection, tenant: identity.tenantID, user: identity.userID) }
+            let tenant = identity.tenantID, user = identity.userID
+            let state = try await connection.query(Self.userState(tenant: tenant, user: user)).rows.first
+            if state == nil { try await Self.refuseIfErased(connection, tenant: tenant, user: user) }
+            let zone = try state.flatMap { TimeZone(identifier: try $0.decode("time_zone", as: String.self)) } ?? .gmt
+            let today = LocalDate(now, in: zone)
             if refreshIfStale, let state {
-                let zone = TimeZone(identifier: try state.decode("time_zone", as: String.self)) ?? .gmt
-                let today = LocalDate(now, in: zone)
                 let computed = [try state.decodeIfPresent("streak_for", as: String.self), try state.decodeIfPresent("usage_for", as: String.self)]
                 if computed.compactMap({ $0 }).compactMap(LocalDate.init).contains(where: { $0 < today }) { throw StaleDerivedState() }
             }
@@ -190,8 +200,8 @@ public struct PullStore: Sendable {
             let horizon = try state?.decode("purged_through_version", as: Int64.self) ?? 0
             let epochs: EpochCheck.ServerState
             if let state { epochs = try SyncEpochRefusal.serverState(state) } else { epochs = try await SyncEpochRefusal.serverStateWithoutUser(connection) }
-            try SyncEpochRefusal.check(device: cursor?.epoch, seenVersion: cursor.map { max($0.version, $0.initialSyncFloor ?? 0) }, server: epochs)
-            // An initial sync (no cursor, or one of its own pages) needs the tombstones of records
+            try SyncEpochRefusal.check(device: cursor?.epoch, seenVersion: cursor?.seenVersion, server: epochs)
+            // A first sync (no cursor, or one of its own pages) needs the tombstones of records
             // deleted after it began only: it is below the horizon only when a purge reached those.
             let initialFloor: Int64? = cursor == nil ? counter : cursor?.initialSyncFloor
             if let cursor {
@@ -201,28 +211,99 @@ public struct PullStore: Sendable {
                     throw Failure.cursorExpired
                 }
             }
-            let rows = try await connection.query(
-                Self.pageQuery(
-                    collections, tenant: identity.tenantID, user: identity.userID, after: since,
-                    limit: limit + 1, tombstoneFloor: initialFloor ?? 0)
-            ).rows
-            let page = rows.prefix(limit)
-            let changes = try page.map { try $0.decode("change", as: String.self) }
-            let last = try page.last.map { try $0.decode("server_version", as: Int64.self) } ?? since
-            let hasMore = rows.count > limit
+            func rows(after: Int64, limit: Int, _ selection: PullPageSQL.Selection) async throws -> [PGRow] {
+                try await connection.query(
+                    PullPageSQL.page(
+                        collections, tenant: tenant, user: user, after: after, limit: limit, tombstoneFloor: initialFloor ?? 0,
+                        selection: selection, window: window)
+                ).rows
+            }
+            func nextCursor(after version: Int64, _ phase: PullPhase, boundary: Int64 = 0, recentFrom: LocalDate? = nil, remaining: Int64 = 0, later: Int64 = 0)
+                -> PullCursor
+            {
+                PullCursor(
+                    version: version, initialSyncFloor: phase == .changes ? nil : initialFloor, collections: filter, epoch: epochs.epoch,
+                    phase: phase, boundary: boundary, recentFrom: recentFrom, window: window, remaining: remaining, later: later)
+            }
             // The last page moves the cursor to the user's counter as this snapshot saw it:
             // everything of these collections up to it has been delivered, and versions that
             // were skipped (tombstones, purged rows, other collections) are passed. The cursor
             // is bound to its collections, so it can never skip another filter's changes.
-            if hasMore {
+            func lastPage(_ changes: [String], after last: Int64, ending phase: PullPhase) async throws -> Page {
+                var digests = Self.parseDigests(try state?.decodeIfPresent("digests", as: String.self), of: collections)
+                if let window, let query = PullPageSQL.windowDigests(collections, tenant: tenant, user: user, window: window) {
+                    for row in try await connection.query(query).rows {
+                        guard let collection = SyncCollection(rawValue: try row.decode("collection", as: String.self)) else { continue }
+                        digests[collection] = RecordDigest(count: try row.decode("n", as: Int64.self), hash: UInt64(bitPattern: try row.decode("xor", as: Int64.self)))
+                    }
+                }
                 return Page(
-                    changes: changes, cursor: PullCursor(version: last, initialSyncFloor: initialFloor, collections: filter, epoch: epochs.epoch),
-                    hasMore: true, epoch: epochs.epoch, digests: nil)
+                    changes: changes, cursor: nextCursor(after: max(last, counter), .changes), hasMore: false, epoch: epochs.epoch, digests: digests,
+                    progress: Progress(phase: phase, remaining: 0, later: 0),
+                    window: window)
             }
-            return Page(
-                changes: changes, cursor: PullCursor(version: max(last, counter), initialSyncFloor: nil, collections: filter, epoch: epochs.epoch),
-                hasMore: false, epoch: epochs.epoch,
-                digests: Self.parseDigests(try state?.decodeIfPresent("digests", as: String.self), of: collections))
+            func version(_ row: PGRow) throws -> Int64 { try row.decode("server_version", as: Int64.self) }
+            func change(_ row: PGRow) throws -> String { try row.decode("change", as: String.self) }
+
+            switch cursor == nil ? .recent : cursor?.phase ?? .changes {
+            case .recent:
+                let recentFrom = cursor?.recentFrom ?? DatedHistory.recentFrom(today: today)
+                var remaining = cursor?.remaining ?? 0, later = cursor?.later ?? 0
+                if cursor == nil {
+                    let size = try await connection.query(
+                        PullPageSQL.firstSyncSize(collections, tenant: tenant, user: user, recentFrom: recentFrom, window: window)
+                    ).single()
+                    remaining = try size.decode("recent", as: Int64.self)
+                    later = try size.decode("history", as: Int64.self)
+                }
+                let recent = try await rows(after: since, limit: limit + 1, .recent(from: recentFrom))
+                if recent.count > limit {
+                    let page = recent.prefix(limit)
+                    remaining = max(0, remaining - Int64(limit))
+                    return Page(
+                        changes: try page.map(change),
+                        cursor: nextCursor(after: try page.last.map(version) ?? since, .recent, recentFrom: recentFrom, remaining: remaining, later: later),
+                        hasMore: true, epoch: epochs.epoch, digests: nil, progress: Progress(phase: .recent, remaining: remaining, later: later), window: window)
+                }
+                // The recent phase ends in this snapshot; the history starts in the rest of the
+                // page, from the first version, and sends besides every record written after
+                // this snapshot (above `counter`), recent or not.
+                let room = limit - recent.count
+                let history = try await rows(after: 0, limit: room + 1, .history(recentFrom: recentFrom, boundary: counter))
+                let changes = try recent.map(change) + history.prefix(room).map(change)
+                guard history.count > room else { return try await lastPage(changes, after: counter, ending: .history) }
+                let left = max(0, later - Int64(room))
+                return Page(
+                    changes: changes,
+                    cursor: nextCursor(after: try history.prefix(room).last.map(version) ?? 0, .history, boundary: counter, recentFrom: recentFrom, remaining: left),
+                    hasMore: true, epoch: epochs.epoch, digests: nil, progress: Progress(phase: .history, remaining: left, later: 0), window: window)
+            case .history:
+                // A history cursor always has its first recent day (`PullCursor` parses no other).
+                guard let previous = cursor, let recentFrom = previous.recentFrom else { throw Failure.cursorExpired }
+                let history = try await rows(after: since, limit: limit + 1, .history(recentFrom: recentFrom, boundary: previous.boundary))
+                let page = history.prefix(limit)
+                guard history.count > limit else {
+                    return try await lastPage(try page.map(change), after: try page.last.map(version) ?? since, ending: .history)
+                }
+                let left = max(0, previous.remaining - Int64(limit))
+                return Page(
+                    changes: try page.map(change),
+                    cursor: nextCursor(after: try page.last.map(version) ?? since, .history, boundary: previous.boundary, recentFrom: recentFrom, remaining: left),
+                    hasMore: true, epoch: epochs.epoch, digests: nil, progress: Progress(phase: .history, remaining: left, later: 0), window: window)
+            case .changes:
+                // Also a first sync begun by an earlier server (a v2/v3 cursor with a floor): in
+                // version order to its end, as it began.
+                let changed = try await rows(after: since, limit: limit + 1, .all)
+                let page = changed.prefix(limit)
+                let last = try page.last.map(version) ?? since
+                guard changed.count > limit else { return try await lastPage(try page.map(change), after: last, ending: .changes) }
+                let next = PullCursor(
+                    version: last, initialSyncFloor: initialFloor, collections: filter, epoch: epochs.epoch, phase: initialFloor == nil ? .changes : nil,
+                    window: window)
+                return Page(
+                    changes: try page.map(change), cursor: next, hasMore: true, epoch: epochs.epoch, digests: nil,
+                    progress: Progress(phase: .changes, remaining: max(0, counter - last), later: 0), window: window)
+            }
         }
     }
 }

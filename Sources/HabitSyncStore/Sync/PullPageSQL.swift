@@ -1,0 +1,133 @@
+import Foundation
+import HabitSyncDomain
+import LibPQClient
+
+/// The statements of a pull page: which records a page sends, how many a first sync has
+/// left, and a windowed device's digests (docs/protocol.md, "Pull", "A first sync in
+/// phases", "A rolling window"). Dated records are chosen by `DatedHistory`'s rules.
+enum PullPageSQL {
+    /// Which records of the version range a page may send.
+    enum Selection: Sendable {
+        /// Every record (a pull after the first sync).
+        case all
+        /// The main screen's: every record of a collection that is not history, and dated
+        /// records of `from` on.
+        case recent(from: LocalDate)
+        /// The rest of a first sync: dated records before the first recent day, tombstones
+        /// without a date, and every record written after the recent phase ended (`boundary`,
+        /// the user's counter then), which the recent phase could not send.
+        case history(recentFrom: LocalDate, boundary: Int64)
+    }
+
+    /// The column that dates a collection's records (nil: not history).
+    static func datingColumn(_ collection: SyncCollection) -> PGFragment? {
+        switch collection {
+        case .dailyProgress: "date"
+        case .xpTransactions, .usageEvents: "occurred_at"
+        case .focusSessions: "start_time"
+        default: nil
+        }
+    }
+
+    /// `h.<column> >= <first instant or day of date>`; nil for a collection that is not history.
+    static func onOrAfter(_ collection: SyncCollection, _ date: LocalDate) -> PGQuery? {
+        guard let column = datingColumn(collection), let dating = DatedHistory.dating(of: collection) else { return nil }
+        switch dating {
+        case .day: return "h.\(column) >= \(date)"
+        case .time: return "h.\(column) >= \(DatedHistory.earliestInstant(of: date))"
+        }
+    }
+
+    static func condition(_ collection: SyncCollection, _ selection: Selection, window: LocalDate?) -> PGQuery {
+        var conditions: [PGQuery] = []
+        switch selection {
+        case .all:
+            break
+        case .recent(let from):
+            if let dated = onOrAfter(collection, from) { conditions.append(dated) }
+        case .history(let recentFrom, let boundary):
+            if let dated = onOrAfter(collection, recentFrom), let column = datingColumn(collection) {
+                conditions.append("(NOT (\(dated)) OR h.\(column) IS NULL OR h.server_version > \(boundary))")
+            } else {
+                conditions.append("h.server_version > \(boundary)")
+            }
+        }
+        if let window, let dated = onOrAfter(collection, window), let column = datingColumn(collection) {
+            conditions.append("(\(dated) OR h.\(column) IS NULL)")
+        }
+        return conditions.reduce("") { "\($0) AND \($1)" }
+    }
+
+    /// `server_version >= 0` (always true): the predicate of the partial indexes by day
+    /// (migration 0041), stated by the reads that pick rows by their dates so that those
+    /// indexes serve them; no other statement can choose them.
+    static let byDays: PGQuery = " AND h.server_version >= 0"
+
+    /// One branch per collection, each cut to `limit`, merged in version order and cut again.
+    /// `server_version > 0` (always true) is the predicate of the partial pull index of
+    /// daily_progress (migration 0028): stated where the version range picks the rows; where
+    /// the recent days do, the indexes by day are named instead (`byDays`).
+    /// Tombstones at or below `tombstoneFloor` are left out: a first sync skips those of
+    /// records deleted before it began (the device never had them); 0 includes every one.
+    static func page(
+        _ collections: [SyncCollection], tenant: UUID, user: String, after since: Int64, limit: Int, tombstoneFloor: Int64,
+        selection: Selection, window: LocalDate?
+    ) -> PGQuery {
+        let branches = collections.map { collection -> PGQuery in
+            var versionRange: PGQuery = "h.server_version > \(since)"
+            if case .recent = selection, datingColumn(collection) != nil {
+                versionRange = "\(versionRange)\(byDays)"
+            } else {
+                versionRange = "\(versionRange) AND h.server_version > 0"
+            }
+            return """
+                (SELECT h.server_version, \(WireChangeSQL.change(collection, alias: "h"))::text AS change
+                 FROM \(PGFragment.identifier(collection.table)) h
+                 WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND \(versionRange)
+                   AND (h.deleted_at IS NULL OR h.server_version > \(tombstoneFloor))\(condition(collection, selection, window: window))
+                 ORDER BY h.server_version LIMIT \(limit))
+                """
+        }
+        return "SELECT server_version, change FROM (\(branches.joined(separator: "\nUNION ALL\n"))) page ORDER BY server_version LIMIT \(limit)"
+    }
+
+    /// What a first sync will send, as it begins: the live records of the recent phase, and
+    /// the dated live records before it (inside the window). Counted once per first sync,
+    /// each through the index of the days it counts; later pages count down from it.
+    static func firstSyncSize(_ collections: [SyncCollection], tenant: UUID, user: String, recentFrom: LocalDate, window: LocalDate?) -> PGQuery {
+        func count(_ collection: SyncCollection, _ condition: PGQuery) -> PGQuery {
+            """
+            (SELECT count(*) FROM \(PGFragment.identifier(collection.table)) h
+             WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.deleted_at IS NULL\(condition))
+            """
+        }
+        let recent = collections.map { collection in
+            count(collection, "\(datingColumn(collection) == nil ? "" : byDays)\(condition(collection, .recent(from: recentFrom), window: window))")
+        }
+        let history = collections.compactMap { collection -> PGQuery? in
+            guard let dated = onOrAfter(collection, recentFrom) else { return nil }
+            return count(collection, "\(byDays) AND NOT (\(dated))\(condition(collection, .all, window: window))")
+        }
+        let zero: PGQuery = "0"
+        return """
+            SELECT (\((recent.isEmpty ? [zero] : recent).joined(separator: " + "))) AS recent,
+                   (\((history.isEmpty ? [zero] : history).joined(separator: " + "))) AS history
+            """
+    }
+
+    /// A windowed device's digests of the dated collections it pulls (not usageEvents, which
+    /// has none): the live records inside the window, with the terms of "Digests". Read
+    /// through the days' indexes: the cost grows with the window, not with the history.
+    static func windowDigests(_ collections: [SyncCollection], tenant: UUID, user: String, window: LocalDate) -> PGQuery? {
+        let branches = collections.filter { PullStore.digestedCollections.contains($0) }.compactMap { collection -> PGQuery? in
+            guard let dated = onOrAfter(collection, window) else { return nil }
+            return """
+                SELECT \(collection.rawValue)::text AS collection, count(*) AS n,
+                       coalesce(bit_xor(habitsync_digest_term(h.id, h.server_version)), 0) AS xor
+                FROM \(PGFragment.identifier(collection.table)) h
+                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.deleted_at IS NULL\(byDays) AND \(dated)
+                """
+        }
+        return branches.isEmpty ? nil : branches.joined(separator: "\nUNION ALL\n")
+    }
+}
