@@ -23,6 +23,8 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("pull-only"), help: "Measure only the pulls: initial sync, incremental pull, pull at scale.") var pullOnly = false
     @Flag(name: .customLong("realtime"), help: "Measure only the event streams: latency across two replicas, memory with idle streams, push throughput beside them.") var realtimeOnly = false
     @Flag(name: .customLong("account"), help: "Measure only account export (time, server peak memory: small against large) and erasure.") var accountOnly = false
+    @Flag(name: .customLong("first-sync"), help: "Measure only a new device's first sync of a ten-year user: until the main screen is held, and the whole history.")
+    var firstSyncOnly = false
     @Flag(name: .customLong("check-in"), help: "Measure only the app-open check-in (a completion and two usage events) against its raw ceiling, with CPU per check-in.") var checkInOnly = false
     @Option(name: .customLong("check-in-connections"), help: "With --check-in: this many connections (16 by default; 1 shows each statement's own cost in pg_stat_statements).")
     var checkInConnections = 16
@@ -114,6 +116,16 @@ struct BenchCommand: AsyncParsableCommand {
             }
             await environment.stop()
             print(AccountBench.table(result))
+            return
+        }
+        if firstSyncOnly {
+            let result: FirstSyncBench.Result
+            do { result = try await FirstSyncBench.measure(environment, rounds: quick ? 1 : 5, log: log) } catch {
+                await environment.stop()
+                throw error
+            }
+            await environment.stop()
+            print(FirstSyncBench.table(result))
             return
         }
         if checkInOnly {

@@ -5,6 +5,9 @@ struct PullPage {
     let changes: Int
     let cursor: String?
     let hasMore: Bool
+    /// The first sync's phase the page reaches (`progress.phase`); nil from a server before phases.
+    let phase: String?
+    let bytes: Int
 
     /// Reads a page the server wrote (`{"changes":[{"collection":…},…],"cursor":…,"hasMore":…}`)
     /// without decoding the records: decoding them is the device's work, not the server's, and
@@ -25,6 +28,12 @@ struct PullPage {
         // outside, and every "incremental" pull started over.)
         let tail = String(decoding: bytes.suffix(4096), as: UTF8.self)
         hasMore = tail.contains(#""hasMore":true"#)
+        self.bytes = bytes.count
+        if let range = tail.range(of: #""phase":""#), let end = tail[range.upperBound...].firstIndex(of: "\"") {
+            phase = String(tail[range.upperBound..<end])
+        } else {
+            phase = nil
+        }
         if let range = tail.range(of: #""cursor":""#), let end = tail[range.upperBound...].firstIndex(of: "\"") {
             cursor = String(tail[range.upperBound..<end])
         } else {

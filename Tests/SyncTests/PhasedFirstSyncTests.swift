@@ -107,12 +107,22 @@ import Testing
             let derived = stream.filter { ["globalStreak", "usageStreak", "userProgress"].contains($0["collection"] as? String ?? "") }.count
             #expect(stream.count == pushed.recent + pushed.old + derived)
 
-            // The main screen's records all come before the first old one.
+            // The main screen's records all come before the old ones: none in a page after the
+            // first page holding an old record (which ends the recent phase), and every page
+            // holding an old record says it reached the history. Each page in ascending versions.
+            let pageOf = pages.enumerated().flatMap { index, page in page.changes.map { _ in index } }
             let ages = stream.map { Self.daysAgo($0, today: today) }
-            let firstOld = try #require(ages.firstIndex { ($0 ?? 0) >= Self.oldFrom })
-            let lastRecent = try #require(ages.lastIndex { ($0 ?? 0) <= Self.recentUpTo })
-            #expect(lastRecent < firstOld, "a recent record came after an old one")
-            #expect(lastRecent + 1 == pushed.recent + derived)
+            let firstOldPage = pageOf[try #require(ages.firstIndex { ($0 ?? 0) >= Self.oldFrom })]
+            let lastRecentPage = pageOf[try #require(ages.lastIndex { ($0 ?? 0) <= Self.recentUpTo })]
+            #expect(lastRecentPage <= firstOldPage, "a recent record came after an old one's page")
+            #expect(pages[firstOldPage...].allSatisfy { $0.phase == "history" })
+            #expect(pages[..<firstOldPage].allSatisfy { $0.phase == "recent" })
+            for page in pages {
+                let versions = page.changes.map { $0["serverVersion"] as? Int ?? 0 }
+                #expect(versions == versions.sorted() && Set(versions).count == versions.count, "a page's versions ascend")
+            }
+            let recentRecords = ages.filter { ($0 ?? 0) <= Self.recentUpTo }.count
+            #expect(recentRecords == pushed.recent + derived)
 
             // Phases only move forward: recent, then history, which the last page completes.
             let order = ["recent", "history"]
@@ -125,8 +135,10 @@ import Testing
             let first = try #require(pages.first)
             #expect(first.remaining + first.changes.count == pushed.recent + derived)
             #expect(first.later == pushed.old)
-            for page in pages where page.phase == "history" && page.hasMore {
-                #expect(page.remaining == pushed.old - stream.prefix(through: try #require(Self.lastIndex(of: page, in: pages))).count + lastRecent + 1)
+            var sent = 0
+            for page in pages {
+                sent += page.changes.count
+                if page.phase == "history" && page.hasMore { #expect(page.remaining == pushed.recent + derived + pushed.old - sent) }
             }
             let last = try #require(pages.last)
             #expect(!last.hasMore && last.remaining == 0 && last.later == 0)
@@ -140,12 +152,6 @@ import Testing
             let after = try await Self.page(device, cursor: cursor, limit: 20)
             #expect(after.phase == "changes" && after.changes.map { $0["collection"] as? String } == ["habits"])
         }
-    }
-
-    /// The index in the stream of the last change of `page`.
-    static func lastIndex(of page: Page, in pages: [Page]) -> Int? {
-        guard let position = pages.firstIndex(where: { $0.json["cursor"] as? String == page.json["cursor"] as? String }) else { return nil }
-        return pages.prefix(through: position).reduce(0) { $0 + $1.changes.count } - 1
     }
 
     /// The user's live records as the database holds them: `collection/id` → serverVersion.
@@ -213,9 +219,13 @@ import Testing
             var firstSyncDone = false
             while true {
                 let page = try await Self.page(reader, cursor: cursor, limit: limit)
+                var previous = 0
                 for change in page.changes {
                     let version = change["serverVersion"] as? Int ?? -1
+                    #expect(version > previous, "a page's versions ascend")
+                    previous = version
                     #expect(seen.insert("\(Self.key(change))@\(version)").inserted, "\(Self.key(change)) at \(version) came twice")
+                    #expect(held[Self.key(change)].map { $0 < version } ?? true, "\(Self.key(change)) came at a lower version after a higher one")
                     if change["op"] as? String == "delete" { held[Self.key(change)] = nil } else { held[Self.key(change)] = version }
                 }
                 cursor = page.json["cursor"] as? String

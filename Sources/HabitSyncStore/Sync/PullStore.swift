@@ -270,7 +270,9 @@ public struct PullStore: Sendable {
                 // this snapshot (above `counter`), recent or not.
                 let room = limit - recent.count
                 let history = try await rows(after: 0, limit: room + 1, .history(recentFrom: recentFrom, boundary: counter))
-                let changes = try recent.map(change) + history.prefix(room).map(change)
+                // In ascending versions, as every page: no record is in both parts (the history
+                // sends a recent record only above `counter`, which this snapshot has none of).
+                let changes = try (recent + history.prefix(room)).map { (try version($0), try change($0)) }.sorted { $0.0 < $1.0 }.map(\.1)
                 guard history.count > room else { return try await lastPage(changes, after: counter, ending: .history) }
                 let left = max(0, later - Int64(room))
                 return Page(
