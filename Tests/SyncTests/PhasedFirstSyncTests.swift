@@ -60,6 +60,10 @@ import Testing
         var old = dated(oldDays)
         xp["timestamp"] = noon(today.adding(days: -(oldFrom + 5)))
         old.append(Wire.change("xpTransactions", UUID(), at: Wire.at(0), record: xp))
+        // An award written today for an old day (a backfill, an import) is dated by its day.
+        xp["timestamp"] = noon(today)
+        xp["date"] = today.adding(days: -(oldFrom + 6)).description
+        old.append(Wire.change("xpTransactions", UUID(), at: Wire.at(0), record: xp))
         for batch in [recent, old] {
             let reply = try await device.push(batch)
             #expect(reply.results.allSatisfy { $0["status"] as? String == "applied" }, "\(reply.results.filter { $0["status"] as? String != "applied" }.prefix(3))")

@@ -8,21 +8,23 @@ public enum DatedHistory {
     /// The days a first sync counts as recent: today in the user's zone and the 34 before.
     public static let recentDays = 35
 
-    /// How a record of a collection is dated; nil: the collection is not history (habits,
-    /// reminders, settings, selected apps, achievements, the derived records), and every one
-    /// of its records is recent and inside any window.
-    public enum Dating: Sendable, Equatable {
-        /// By a calendar day in the user's zone (`dailyProgress.date`).
-        case day(field: String)
-        /// By an instant (`timestamp`, `startTime`).
-        case time(field: String)
+    /// How a record of a collection is dated: by its calendar day (`day`, in the user's zone)
+    /// where it has one, else by its instant (`time`). Nil: the collection is not history
+    /// (habits, reminders, settings, selected apps, achievements, the derived records), and
+    /// every one of its records is recent and inside any window.
+    public struct Dating: Sendable, Equatable {
+        public let day: String?
+        public let time: String?
     }
 
     public static func dating(of collection: SyncCollection) -> Dating? {
         switch collection {
-        case .dailyProgress: .day(field: "date")
-        case .xpTransactions, .usageEvents: .time(field: "timestamp")
-        case .focusSessions: .time(field: "startTime")
+        case .dailyProgress: Dating(day: "date", time: nil)
+        // An award's `date` is the day it is for; the server writes awards for past days
+        // (a backfill, an import) at the time it computes them.
+        case .xpTransactions: Dating(day: "date", time: "timestamp")
+        case .usageEvents: Dating(day: nil, time: "timestamp")
+        case .focusSessions: Dating(day: nil, time: "startTime")
         case .habits, .reminders, .achievements, .selectedApps, .userSettings, .globalStreak, .userProgress, .usageStreak: nil
         }
     }
@@ -44,13 +46,8 @@ public enum DatedHistory {
     /// date (a tombstone) is: it cannot be placed, and a delete is never withheld.
     public static func isOnOrAfter(_ date: LocalDate, collection: SyncCollection, record: [String: JSONValue]?) -> Bool {
         guard let dating = dating(of: collection), let record else { return true }
-        switch dating {
-        case .day(let field):
-            guard case .string(let text)? = record[field], let day = LocalDate(text) else { return true }
-            return day >= date
-        case .time(let field):
-            guard case .string(let text)? = record[field], let time = WireTime.parse(text) else { return true }
-            return time >= earliestInstant(of: date)
-        }
+        if let field = dating.day, case .string(let text)? = record[field], let day = LocalDate(text) { return day >= date }
+        if let field = dating.time, case .string(let text)? = record[field], let time = WireTime.parse(text) { return time >= earliestInstant(of: date) }
+        return true
     }
 }

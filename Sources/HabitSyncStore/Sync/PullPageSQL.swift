@@ -19,23 +19,35 @@ enum PullPageSQL {
         case history(recentFrom: LocalDate, boundary: Int64)
     }
 
-    /// The column that dates a collection's records (nil: not history).
-    static func datingColumn(_ collection: SyncCollection) -> PGFragment? {
+    /// The columns that date a collection's records (`DatedHistory.Dating`): its day where
+    /// it has one, else its instant.
+    static func datingColumns(_ collection: SyncCollection) -> (day: PGFragment?, time: PGFragment?)? {
         switch collection {
-        case .dailyProgress: "date"
-        case .xpTransactions, .usageEvents: "occurred_at"
-        case .focusSessions: "start_time"
+        case .dailyProgress: ("date", nil)
+        case .xpTransactions: ("date", "occurred_at")
+        case .usageEvents: (nil, "occurred_at")
+        case .focusSessions: (nil, "start_time")
         default: nil
         }
     }
 
-    /// `h.<column> >= <first instant or day of date>`; nil for a collection that is not history.
+    /// Whether a record is dated on or after `date`: true or false for a dated record, NULL
+    /// for one without a date (a tombstone), as SQL's comparisons with NULL are. Nil for a
+    /// collection that is not history.
     static func onOrAfter(_ collection: SyncCollection, _ date: LocalDate) -> PGQuery? {
-        guard let column = datingColumn(collection), let dating = DatedHistory.dating(of: collection) else { return nil }
-        switch dating {
-        case .day: return "h.\(column) >= \(date)"
-        case .time: return "h.\(column) >= \(DatedHistory.earliestInstant(of: date))"
+        switch datingColumns(collection) {
+        case (let day?, nil)?: return "h.\(day) >= \(date)"
+        case (nil, let time?)?: return "h.\(time) >= \(DatedHistory.earliestInstant(of: date))"
+        case (let day?, let time?)?:
+            return "(h.\(day) >= \(date) OR (h.\(day) IS NULL AND h.\(time) >= \(DatedHistory.earliestInstant(of: date))))"
+        default: return nil
         }
+    }
+
+    /// A record without any date (a tombstone of a dated collection).
+    static func undated(_ collection: SyncCollection) -> PGQuery? {
+        guard let (day, time) = datingColumns(collection) else { return nil }
+        return [day, time].compactMap { $0 }.map { column -> PGQuery in "h.\(column) IS NULL" }.joined(separator: " AND ")
     }
 
     static func condition(_ collection: SyncCollection, _ selection: Selection, window: LocalDate?) -> PGQuery {
@@ -46,14 +58,15 @@ enum PullPageSQL {
         case .recent(let from):
             if let dated = onOrAfter(collection, from) { conditions.append(dated) }
         case .history(let recentFrom, let boundary):
-            if let dated = onOrAfter(collection, recentFrom), let column = datingColumn(collection) {
-                conditions.append("(NOT (\(dated)) OR h.\(column) IS NULL OR h.server_version > \(boundary))")
+            // Dated before the first recent day, or without a date (NULL: not true either).
+            if let dated = onOrAfter(collection, recentFrom) {
+                conditions.append("((\(dated)) IS NOT TRUE OR h.server_version > \(boundary))")
             } else {
                 conditions.append("h.server_version > \(boundary)")
             }
         }
-        if let window, let dated = onOrAfter(collection, window), let column = datingColumn(collection) {
-            conditions.append("(\(dated) OR h.\(column) IS NULL)")
+        if let window, let dated = onOrAfter(collection, window), let undated = undated(collection) {
+            conditions.append("(\(dated) OR \(undated))")
         }
         return conditions.reduce("") { "\($0) AND \($1)" }
     }
@@ -75,7 +88,7 @@ enum PullPageSQL {
     ) -> PGQuery {
         let branches = collections.map { collection -> PGQuery in
             var versionRange: PGQuery = "h.server_version > \(since)"
-            if case .recent = selection, datingColumn(collection) != nil {
+            if case .recent = selection, datingColumns(collection) != nil {
                 versionRange = "\(versionRange)\(byDays)"
             } else {
                 versionRange = "\(versionRange) AND h.server_version > 0"
@@ -102,11 +115,11 @@ enum PullPageSQL {
             """
         }
         let recent = collections.map { collection in
-            count(collection, "\(datingColumn(collection) == nil ? "" : byDays)\(condition(collection, .recent(from: recentFrom), window: window))")
+            count(collection, "\(datingColumns(collection) == nil ? "" : byDays)\(condition(collection, .recent(from: recentFrom), window: window))")
         }
         let history = collections.compactMap { collection -> PGQuery? in
             guard let dated = onOrAfter(collection, recentFrom) else { return nil }
-            return count(collection, "\(byDays) AND NOT (\(dated))\(condition(collection, .all, window: window))")
+            return count(collection, "\(byDays) AND (\(dated)) IS NOT TRUE\(condition(collection, .all, window: window))")
         }
         let zero: PGQuery = "0"
         return """
