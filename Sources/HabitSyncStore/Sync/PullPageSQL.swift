@@ -50,25 +50,40 @@ enum PullPageSQL {
         return [day, time].compactMap { $0 }.map { column -> PGQuery in "h.\(column) IS NULL" }.joined(separator: " AND ")
     }
 
-    static func condition(_ collection: SyncCollection, _ selection: Selection, window: LocalDate?) -> PGQuery {
-        var conditions: [PGQuery] = []
+    /// Whether a record is dated before `date` or has no date. Usage events always have their
+    /// time (never deleted), so theirs is the plain comparison their monthly partitions are
+    /// pruned by.
+    static func before(_ collection: SyncCollection, _ date: LocalDate) -> PGQuery? {
+        if collection == .usageEvents { return "h.occurred_at < \(DatedHistory.earliestInstant(of: date))" }
+        return onOrAfter(collection, date).map { "(\($0)) IS NOT TRUE" }
+    }
+
+    /// The conditions of a collection's branches: one branch each, disjoint. The history of a
+    /// dated collection is two: what is dated before the recent days (or not at all), and
+    /// recent records written after the recent phase ended, each read by its own range.
+    static func conditions(_ collection: SyncCollection, _ selection: Selection, window: LocalDate?) -> [PGQuery] {
+        var parts: [PGQuery]
         switch selection {
         case .all:
-            break
+            parts = [""]
         case .recent(let from):
-            if let dated = onOrAfter(collection, from) { conditions.append(dated) }
+            parts = [onOrAfter(collection, from).map { " AND \($0)" } ?? ""]
         case .history(let recentFrom, let boundary):
-            // Dated before the first recent day, or without a date (NULL: not true either).
-            if let dated = onOrAfter(collection, recentFrom) {
-                conditions.append("((\(dated)) IS NOT TRUE OR h.server_version > \(boundary))")
+            if let dated = onOrAfter(collection, recentFrom), let older = before(collection, recentFrom) {
+                parts = [" AND \(older)", " AND (\(dated)) IS TRUE AND h.server_version > \(boundary)"]
             } else {
-                conditions.append("h.server_version > \(boundary)")
+                parts = [" AND h.server_version > \(boundary)"]
             }
         }
         if let window, let dated = onOrAfter(collection, window), let undated = undated(collection) {
-            conditions.append("(\(dated) OR \(undated))")
+            parts = parts.map { "\($0) AND (\(dated) OR \(undated))" }
         }
-        return conditions.reduce("") { "\($0) AND \($1)" }
+        return parts
+    }
+
+    /// The condition of a selection read by one branch (`all`, `recent`), for the counts.
+    static func condition(_ collection: SyncCollection, _ selection: Selection, window: LocalDate?) -> PGQuery {
+        conditions(collection, selection, window: window).joined(separator: " ")
     }
 
     /// `server_version >= 0` (always true): the predicate of the partial indexes by day
@@ -86,20 +101,22 @@ enum PullPageSQL {
         _ collections: [SyncCollection], tenant: UUID, user: String, after since: Int64, limit: Int, tombstoneFloor: Int64,
         selection: Selection, window: LocalDate?
     ) -> PGQuery {
-        let branches = collections.map { collection -> PGQuery in
+        let branches = collections.flatMap { collection -> [PGQuery] in
             var versionRange: PGQuery = "h.server_version > \(since)"
             if case .recent = selection, datingColumns(collection) != nil {
                 versionRange = "\(versionRange)\(byDays)"
             } else {
                 versionRange = "\(versionRange) AND h.server_version > 0"
             }
-            return """
+            return conditions(collection, selection, window: window).map { condition in
+                """
                 (SELECT h.server_version, \(WireChangeSQL.change(collection, alias: "h"))::text AS change
                  FROM \(PGFragment.identifier(collection.table)) h
                  WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND \(versionRange)
-                   AND (h.deleted_at IS NULL OR h.server_version > \(tombstoneFloor))\(condition(collection, selection, window: window))
+                   AND (h.deleted_at IS NULL OR h.server_version > \(tombstoneFloor))\(condition)
                  ORDER BY h.server_version LIMIT \(limit))
                 """
+            }
         }
         return "SELECT server_version, change FROM (\(branches.joined(separator: "\nUNION ALL\n"))) page ORDER BY server_version LIMIT \(limit)"
     }
@@ -118,8 +135,8 @@ enum PullPageSQL {
             count(collection, "\(datingColumns(collection) == nil ? "" : byDays)\(condition(collection, .recent(from: recentFrom), window: window))")
         }
         let history = collections.compactMap { collection -> PGQuery? in
-            guard let dated = onOrAfter(collection, recentFrom) else { return nil }
-            return count(collection, "\(byDays) AND (\(dated)) IS NOT TRUE\(condition(collection, .all, window: window))")
+            guard let older = before(collection, recentFrom) else { return nil }
+            return count(collection, "\(byDays) AND \(older)\(condition(collection, .all, window: window))")
         }
         let zero: PGQuery = "0"
         return """
