@@ -121,28 +121,29 @@ enum PullPageSQL {
         return "SELECT server_version, change FROM (\(branches.joined(separator: "\nUNION ALL\n"))) page ORDER BY server_version LIMIT \(limit)"
     }
 
-    /// What a first sync will send, as it begins: the live records of the recent phase, and
-    /// the dated live records before it (inside the window). Counted once per first sync,
-    /// each through the index of the days it counts; later pages count down from it.
-    static func firstSyncSize(_ collections: [SyncCollection], tenant: UUID, user: String, recentFrom: LocalDate, window: LocalDate?) -> PGQuery {
+    /// What a first sync will send, as it begins, per collection: its live records of the
+    /// recent phase, and its dated live records before them (inside the window) where
+    /// `countHistory` says so — the others' the caller takes from the user's digests (exact
+    /// live counts, kept by triggers) without reading the history. Counted once per first
+    /// sync, each through the index of the days it counts; later pages count down from it.
+    static func firstSyncSize(
+        _ collections: [SyncCollection], tenant: UUID, user: String, recentFrom: LocalDate, window: LocalDate?,
+        countHistory: (SyncCollection) -> Bool
+    ) -> PGQuery {
         func count(_ collection: SyncCollection, _ condition: PGQuery) -> PGQuery {
             """
             (SELECT count(*) FROM \(PGFragment.identifier(collection.table)) h
              WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.deleted_at IS NULL\(condition))
             """
         }
-        let recent = collections.map { collection in
-            count(collection, "\(datingColumns(collection) == nil ? "" : byDays)\(condition(collection, .recent(from: recentFrom), window: window))")
-        }
-        let history = collections.compactMap { collection -> PGQuery? in
-            guard let older = before(collection, recentFrom) else { return nil }
-            return count(collection, "\(byDays) AND \(older)\(condition(collection, .all, window: window))")
-        }
-        let zero: PGQuery = "0"
-        return """
-            SELECT (\((recent.isEmpty ? [zero] : recent).joined(separator: " + "))) AS recent,
-                   (\((history.isEmpty ? [zero] : history).joined(separator: " + "))) AS history
-            """
+        return collections.map { collection -> PGQuery in
+            let recent = count(collection, "\(datingColumns(collection) == nil ? "" : byDays)\(condition(collection, .recent(from: recentFrom), window: window))")
+            var history: PGQuery = "0"
+            if countHistory(collection), let older = before(collection, recentFrom) {
+                history = count(collection, "\(byDays) AND \(older)\(condition(collection, .all, window: window))")
+            }
+            return "SELECT \(collection.rawValue)::text AS collection, \(recent) AS recent, \(history) AS history"
+        }.joined(separator: "\nUNION ALL\n")
     }
 
     /// A windowed device's digests of the dated collections it pulls (not usageEvents, which

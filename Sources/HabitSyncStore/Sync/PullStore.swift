@@ -250,11 +250,23 @@ public struct PullStore: Sendable {
                 let recentFrom = cursor?.recentFrom ?? DatedHistory.recentFrom(today: today)
                 var remaining = cursor?.remaining ?? 0, later = cursor?.later ?? 0
                 if cursor == nil {
-                    let size = try await connection.query(
-                        PullPageSQL.firstSyncSize(collections, tenant: tenant, user: user, recentFrom: recentFrom, window: window)
-                    ).single()
-                    remaining = try size.decode("recent", as: Int64.self)
-                    later = try size.decode("history", as: Int64.self)
+                    // A digested dated collection's history is its live count (the digest)
+                    // less its recent records; usage events, and any inside a window, are counted.
+                    let digests = Self.parseDigests(try state?.decodeIfPresent("digests", as: String.self), of: collections)
+                    let counted = { (collection: SyncCollection) in window != nil || digests[collection] == nil }
+                    let sizes = try await connection.query(
+                        PullPageSQL.firstSyncSize(collections, tenant: tenant, user: user, recentFrom: recentFrom, window: window, countHistory: counted)
+                    ).rows
+                    for size in sizes {
+                        guard let collection = SyncCollection(rawValue: try size.decode("collection", as: String.self)) else { continue }
+                        let recent = try size.decode("recent", as: Int64.self)
+                        remaining += recent
+                        if counted(collection) {
+                            later += try size.decode("history", as: Int64.self)
+                        } else if DatedHistory.dating(of: collection) != nil, let digest = digests[collection] {
+                            later += max(0, digest.count - recent)
+                        }
+                    }
                 }
                 let recent = try await rows(after: since, limit: limit + 1, .recent(from: recentFrom))
                 if recent.count > limit {
