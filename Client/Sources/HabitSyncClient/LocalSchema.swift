@@ -106,6 +106,14 @@ enum LocalSchema {
         WHERE awaiting_resync = 1 AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.collection = records.collection AND o.id = records.id)
         """
 
+    /// Synced records of a collection (`?1`) whose ids are in a JSON array (`?2`), without a
+    /// pending edit: those that left the device's window.
+    static let dropSyncedRecords = """
+        DELETE FROM records
+        WHERE collection = ?1 AND id IN (SELECT value FROM json_each(?2))
+          AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.collection = records.collection AND o.id = records.id)
+        """
+
     static let progressOfDay = """
         SELECT * FROM records
         WHERE collection = 'dailyProgress' AND lower(json_extract(record, '$.habitId')) = ? AND json_extract(record, '$.date') = ?

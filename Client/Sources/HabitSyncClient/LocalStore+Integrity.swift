@@ -85,13 +85,10 @@ extension LocalStore {
             let rows = try Row.fetchCursor(db, sql: "SELECT collection, id, server_version, record FROM records WHERE record IS NOT NULL AND sync_status = 'synced'")
             while let row = try rows.next() {
                 guard let collection = SyncCollection(rawValue: row["collection"]), server[collection] != nil else { continue }
-                if let window, DatedHistory.dating(of: collection) != nil {
-                    let text: String = row["record"]
-                    if case .object(let fields)? = try? JSONParser.parse(bytes: Array(text.utf8)),
-                        !DatedHistory.isOnOrAfter(window, collection: collection, record: fields)
-                    {
-                        continue
-                    }
+                if let window, DatedHistory.dating(of: collection) != nil,
+                    Self.isDated(before: window, collection: collection, recordText: row["record"])
+                {
+                    continue
                 }
                 guard let id = UUID(uuidString: row["id"]), let version = row["server_version"] as Int64? else {
                     local[collection, default: RecordDigest()].count += 1  // no version: cannot match the server's term

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import HabitSyncDomain
 
-/// A rolling window (docs/client.md, "Keeping recent history only"): the device keeps dated
+/// A rolling window (docs/client.md, "A new phone: the main screen first"): the device keeps dated
 /// records (daily progress, XP, focus sessions, usage events) from a day on, the server sends
 /// none older, and records that leave the window are dropped here only — not deleted on the
 /// server, and not counted by the digests, which the server computes over the same window.
@@ -28,7 +28,7 @@ extension LocalStore {
     }
 
     /// Drops synced records dated before `date` (those with an edit the server has not
-    /// settled stay until it has). Returns how many went.
+    /// settled stay until it has), one statement per dated collection. Returns how many went.
     @discardableResult
     public func dropHistory(before date: LocalDate) throws -> Int {
         try database.write { db in
@@ -36,19 +36,20 @@ extension LocalStore {
             for collection in SyncCollection.allCases where DatedHistory.dating(of: collection) != nil {
                 let rows = try Row.fetchAll(
                     db, sql: "SELECT id, record FROM records WHERE collection = ? AND sync_status = 'synced' AND record IS NOT NULL", arguments: [collection.rawValue])
-                for row in rows {
-                    let text: String = row["record"]
-                    guard case .object(let fields)? = try? JSONParser.parse(bytes: Array(text.utf8)),
-                        !DatedHistory.isOnOrAfter(date, collection: collection, record: fields)
-                    else { continue }
-                    try db.execute(
-                        sql: "DELETE FROM records WHERE collection = ? AND id = ? AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.collection = ? AND o.id = ?)",
-                        arguments: [collection.rawValue, row["id"] as String, collection.rawValue, row["id"] as String])
-                    dropped += db.changesCount
-                }
+                let leaving = rows.filter { Self.isDated(before: date, collection: collection, recordText: $0["record"]) }.map { $0["id"] as String }
+                guard !leaving.isEmpty else { continue }
+                try db.execute(sql: LocalSchema.dropSyncedRecords, arguments: [collection.rawValue, String(decoding: try JSONEncoder().encode(leaving), as: UTF8.self)])
+                dropped += db.changesCount
             }
             return dropped
         }
+    }
+
+    /// Whether a stored record (its fields as JSON text) is dated before `date`, by the
+    /// server's rule (`DatedHistory`); a record that is not dated, or not readable, is not.
+    static func isDated(before date: LocalDate, collection: SyncCollection, recordText: String?) -> Bool {
+        guard let recordText, case .object(let fields)? = try? JSONParser.parse(bytes: Array(recordText.utf8)) else { return false }
+        return !DatedHistory.isOnOrAfter(date, collection: collection, record: fields)
     }
 
     /// The phase of the store's pull (`PullProgress.Phase`); nil before its first page.
