@@ -13,9 +13,10 @@ enum PullPageSQL {
         /// The main screen's: every record of a collection that is not history, and dated
         /// records of `from` on.
         case recent(from: LocalDate)
-        /// The rest of a first sync: dated records before the first recent day, tombstones
-        /// without a date, and every record written after the recent phase ended (`boundary`,
-        /// the user's counter then), which the recent phase could not send.
+        /// The older part of a first sync's history: dated records before the first recent day
+        /// and tombstones without a date, at or below `boundary` (the user's counter when the
+        /// recent phase ended). Only dated collections have any; what was written above the
+        /// boundary, the history phase sends afterwards as `all`.
         case history(recentFrom: LocalDate, boundary: Int64)
     }
 
@@ -58,32 +59,23 @@ enum PullPageSQL {
         return onOrAfter(collection, date).map { "(\($0)) IS NOT TRUE" }
     }
 
-    /// The conditions of a collection's branches: one branch each, disjoint. The history of a
-    /// dated collection is two: what is dated before the recent days (or not at all), and
-    /// recent records written after the recent phase ended, each read by its own range.
-    static func conditions(_ collection: SyncCollection, _ selection: Selection, window: LocalDate?) -> [PGQuery] {
-        var parts: [PGQuery]
+    /// The condition of a collection's branch; nil where the selection has none of its records
+    /// (a collection that is not history, in the history).
+    static func condition(_ collection: SyncCollection, _ selection: Selection, window: LocalDate?) -> PGQuery? {
+        var condition: PGQuery
         switch selection {
         case .all:
-            parts = [""]
+            condition = ""
         case .recent(let from):
-            parts = [onOrAfter(collection, from).map { " AND \($0)" } ?? ""]
+            condition = onOrAfter(collection, from).map { " AND \($0)" } ?? ""
         case .history(let recentFrom, let boundary):
-            if let dated = onOrAfter(collection, recentFrom), let older = before(collection, recentFrom) {
-                parts = [" AND \(older)", " AND (\(dated)) IS TRUE AND h.server_version > \(boundary)"]
-            } else {
-                parts = [" AND h.server_version > \(boundary)"]
-            }
+            guard let older = before(collection, recentFrom) else { return nil }
+            condition = " AND h.server_version <= \(boundary) AND \(older)"
         }
         if let window, let dated = onOrAfter(collection, window), let undated = undated(collection) {
-            parts = parts.map { "\($0) AND (\(dated) OR \(undated))" }
+            condition = "\(condition) AND (\(dated) OR \(undated))"
         }
-        return parts
-    }
-
-    /// The condition of a selection read by one branch (`all`, `recent`), for the counts.
-    static func condition(_ collection: SyncCollection, _ selection: Selection, window: LocalDate?) -> PGQuery {
-        conditions(collection, selection, window: window).joined(separator: " ")
+        return condition
     }
 
     /// `server_version >= 0` (always true): the predicate of the partial indexes by day
@@ -91,7 +83,8 @@ enum PullPageSQL {
     /// indexes serve them; no other statement can choose them.
     static let byDays: PGQuery = " AND h.server_version >= 0"
 
-    /// One branch per collection, each cut to `limit`, merged in version order and cut again.
+    /// One branch per collection the selection reads, each cut to `limit`, merged in version
+    /// order and cut again (no row where it reads none).
     /// `server_version > 0` (always true) is the predicate of the partial pull index of
     /// daily_progress (migration 0028): stated where the version range picks the rows; where
     /// the recent days do, the indexes by day are named instead (`byDays`).
@@ -101,23 +94,23 @@ enum PullPageSQL {
         _ collections: [SyncCollection], tenant: UUID, user: String, after since: Int64, limit: Int, tombstoneFloor: Int64,
         selection: Selection, window: LocalDate?
     ) -> PGQuery {
-        let branches = collections.flatMap { collection -> [PGQuery] in
+        let branches = collections.compactMap { collection -> PGQuery? in
+            guard let condition = condition(collection, selection, window: window) else { return nil }
             var versionRange: PGQuery = "h.server_version > \(since)"
             if case .recent = selection, datingColumns(collection) != nil {
                 versionRange = "\(versionRange)\(byDays)"
             } else {
                 versionRange = "\(versionRange) AND h.server_version > 0"
             }
-            return conditions(collection, selection, window: window).map { condition in
-                """
+            return """
                 (SELECT h.server_version, \(WireChangeSQL.change(collection, alias: "h"))::text AS change
                  FROM \(PGFragment.identifier(collection.table)) h
                  WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND \(versionRange)
                    AND (h.deleted_at IS NULL OR h.server_version > \(tombstoneFloor))\(condition)
                  ORDER BY h.server_version LIMIT \(limit))
                 """
-            }
         }
+        guard !branches.isEmpty else { return "SELECT NULL::bigint AS server_version, NULL::text AS change WHERE false" }
         return "SELECT server_version, change FROM (\(branches.joined(separator: "\nUNION ALL\n"))) page ORDER BY server_version LIMIT \(limit)"
     }
 
@@ -137,10 +130,10 @@ enum PullPageSQL {
             """
         }
         return collections.map { collection -> PGQuery in
-            let recent = count(collection, "\(datingColumns(collection) == nil ? "" : byDays)\(condition(collection, .recent(from: recentFrom), window: window))")
+            let recent = count(collection, "\(datingColumns(collection) == nil ? "" : byDays)\(condition(collection, .recent(from: recentFrom), window: window) ?? "")")
             var history: PGQuery = "0"
             if countHistory(collection), let older = before(collection, recentFrom) {
-                history = count(collection, "\(byDays) AND \(older)\(condition(collection, .all, window: window))")
+                history = count(collection, "\(byDays) AND \(older)\(condition(collection, .all, window: window) ?? "")")
             }
             return "SELECT \(collection.rawValue)::text AS collection, \(recent) AS recent, \(history) AS history"
         }.joined(separator: "\nUNION ALL\n")

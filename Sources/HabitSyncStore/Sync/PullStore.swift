@@ -277,13 +277,12 @@ public struct PullStore: Sendable {
                         cursor: nextCursor(after: try page.last.map(version) ?? since, .recent, recentFrom: recentFrom, remaining: remaining, later: later),
                         hasMore: true, epoch: epochs.epoch, digests: nil, progress: Progress(phase: .recent, remaining: remaining, later: later), window: window)
                 }
-                // The recent phase ends in this snapshot; the history starts in the rest of the
-                // page, from the first version, and sends besides every record written after
-                // this snapshot (above `counter`), recent or not.
+                // The recent phase ends in this snapshot (its `counter` is the boundary); the
+                // history starts in the rest of the page, from the first version. Nothing was
+                // written above the boundary in this snapshot, so only its older part can come.
                 let room = limit - recent.count
                 let history = try await rows(after: 0, limit: room + 1, .history(recentFrom: recentFrom, boundary: counter))
-                // In ascending versions, as every page: no record is in both parts (the history
-                // sends a recent record only above `counter`, which this snapshot has none of).
+                // In ascending versions, as every page: no record is in both parts.
                 let changes = try (recent + history.prefix(room)).map { (try version($0), try change($0)) }.sorted { $0.0 < $1.0 }.map(\.1)
                 guard history.count > room else { return try await lastPage(changes, after: counter, ending: .history) }
                 let left = max(0, later - Int64(room))
@@ -294,16 +293,29 @@ public struct PullStore: Sendable {
             case .history:
                 // A history cursor always has its first recent day (`PullCursor` parses no other).
                 guard let previous = cursor, let recentFrom = previous.recentFrom else { throw Failure.cursorExpired }
-                let history = try await rows(after: since, limit: limit + 1, .history(recentFrom: recentFrom, boundary: previous.boundary))
-                let page = history.prefix(limit)
-                guard history.count > limit else {
-                    return try await lastPage(try page.map(change), after: try page.last.map(version) ?? since, ending: .history)
+                // First the older records up to the boundary, read only where there are any
+                // (the dated collections; their usage events' months pruned by time); a cursor
+                // at or past the boundary has sent them all. Then every record written above
+                // the boundary, as the pulls after a first sync read them. Both in ascending
+                // versions, the older all at or below the boundary: the page ascends.
+                let older = since < previous.boundary ? try await rows(after: since, limit: limit + 1, .history(recentFrom: recentFrom, boundary: previous.boundary)) : []
+                let left = { (sent: Int) in max(0, previous.remaining - Int64(sent)) }
+                if older.count > limit {
+                    let page = older.prefix(limit)
+                    return Page(
+                        changes: try page.map(change),
+                        cursor: nextCursor(after: try page.last.map(version) ?? since, .history, boundary: previous.boundary, recentFrom: recentFrom, remaining: left(limit)),
+                        hasMore: true, epoch: epochs.epoch, digests: nil, progress: Progress(phase: .history, remaining: left(limit), later: 0), window: window)
                 }
-                let left = max(0, previous.remaining - Int64(limit))
+                let room = limit - older.count
+                let written = try await rows(after: max(since, previous.boundary), limit: room + 1, .all)
+                let page = older + written.prefix(room)
+                let last = try written.prefix(room).last.map(version) ?? max(since, previous.boundary)
+                guard written.count > room else { return try await lastPage(try page.map(change), after: last, ending: .history) }
                 return Page(
                     changes: try page.map(change),
-                    cursor: nextCursor(after: try page.last.map(version) ?? since, .history, boundary: previous.boundary, recentFrom: recentFrom, remaining: left),
-                    hasMore: true, epoch: epochs.epoch, digests: nil, progress: Progress(phase: .history, remaining: left, later: 0), window: window)
+                    cursor: nextCursor(after: last, .history, boundary: previous.boundary, recentFrom: recentFrom, remaining: left(limit)),
+                    hasMore: true, epoch: epochs.epoch, digests: nil, progress: Progress(phase: .history, remaining: left(limit), later: 0), window: window)
             case .changes:
                 // Also a first sync begun by an earlier server (a v2/v3 cursor with a floor): in
                 // version order to its end, as it began.
