@@ -211,124 +211,18 @@ public struct PullStore: Sendable {
                     throw Failure.cursorExpired
                 }
             }
-            func rows(after: Int64, limit: Int, _ selection: PullPageSQL.Selection) async throws -> [PGRow] {
-                try await connection.query(
-                    PullPageSQL.page(
-                        collections, tenant: tenant, user: user, after: after, limit: limit, tombstoneFloor: initialFloor ?? 0,
-                        selection: selection, window: window)
-                ).rows
-            }
-            func nextCursor(after version: Int64, _ phase: PullPhase, boundary: Int64 = 0, recentFrom: LocalDate? = nil, remaining: Int64 = 0, later: Int64 = 0)
-                -> PullCursor
-            {
-                PullCursor(
-                    version: version, initialSyncFloor: phase == .changes ? nil : initialFloor, collections: filter, epoch: epochs.epoch,
-                    phase: phase, boundary: boundary, recentFrom: recentFrom, window: window, remaining: remaining, later: later)
-            }
-            // The last page moves the cursor to the user's counter as this snapshot saw it:
-            // everything of these collections up to it has been delivered, and versions that
-            // were skipped (tombstones, purged rows, other collections) are passed. The cursor
-            // is bound to its collections, so it can never skip another filter's changes.
-            func lastPage(_ changes: [String], after last: Int64, ending phase: PullPhase) async throws -> Page {
-                var digests = Self.parseDigests(try state?.decodeIfPresent("digests", as: String.self), of: collections)
-                if let window, let query = PullPageSQL.windowDigests(collections, tenant: tenant, user: user, window: window) {
-                    for row in try await connection.query(query).rows {
-                        guard let collection = SyncCollection(rawValue: try row.decode("collection", as: String.self)) else { continue }
-                        digests[collection] = RecordDigest(count: try row.decode("n", as: Int64.self), hash: UInt64(bitPattern: try row.decode("xor", as: Int64.self)))
-                    }
-                }
-                return Page(
-                    changes: changes, cursor: nextCursor(after: max(last, counter), .changes), hasMore: false, epoch: epochs.epoch, digests: digests,
-                    progress: Progress(phase: phase, remaining: 0, later: 0),
-                    window: window)
-            }
-            func version(_ row: PGRow) throws -> Int64 { try row.decode("server_version", as: Int64.self) }
-            func change(_ row: PGRow) throws -> String { try row.decode("change", as: String.self) }
-
+            let reader = PullPageReader(
+                connection: connection, tenant: tenant, user: user, collections: collections, window: window, limit: limit, counter: counter,
+                initialFloor: initialFloor, epoch: epochs.epoch, storedDigests: try state?.decodeIfPresent("digests", as: String.self))
             switch cursor == nil ? .recent : cursor?.phase ?? .changes {
             case .recent:
-                let recentFrom = cursor?.recentFrom ?? DatedHistory.recentFrom(today: today)
-                var remaining = cursor?.remaining ?? 0, later = cursor?.later ?? 0
-                if cursor == nil {
-                    // A digested dated collection's history is its live count (the digest)
-                    // less its recent records; usage events, and any inside a window, are counted.
-                    let digests = Self.parseDigests(try state?.decodeIfPresent("digests", as: String.self), of: collections)
-                    let counted = { (collection: SyncCollection) in window != nil || digests[collection] == nil }
-                    let sizes = try await connection.query(
-                        PullPageSQL.firstSyncSize(collections, tenant: tenant, user: user, recentFrom: recentFrom, window: window, countHistory: counted)
-                    ).rows
-                    for size in sizes {
-                        guard let collection = SyncCollection(rawValue: try size.decode("collection", as: String.self)) else { continue }
-                        let recent = try size.decode("recent", as: Int64.self)
-                        remaining += recent
-                        if counted(collection) {
-                            later += try size.decode("history", as: Int64.self)
-                        } else if DatedHistory.dating(of: collection) != nil, let digest = digests[collection] {
-                            later += max(0, digest.count - recent)
-                        }
-                    }
-                }
-                let recent = try await rows(after: since, limit: limit + 1, .recent(from: recentFrom))
-                if recent.count > limit {
-                    let page = recent.prefix(limit)
-                    remaining = max(0, remaining - Int64(limit))
-                    return Page(
-                        changes: try page.map(change),
-                        cursor: nextCursor(after: try page.last.map(version) ?? since, .recent, recentFrom: recentFrom, remaining: remaining, later: later),
-                        hasMore: true, epoch: epochs.epoch, digests: nil, progress: Progress(phase: .recent, remaining: remaining, later: later), window: window)
-                }
-                // The recent phase ends in this snapshot (its `counter` is the boundary); the
-                // history starts in the rest of the page, from the first version. Nothing was
-                // written above the boundary in this snapshot, so only its older part can come.
-                let room = limit - recent.count
-                let history = try await rows(after: 0, limit: room + 1, .history(recentFrom: recentFrom, boundary: counter))
-                // In ascending versions, as every page: no record is in both parts.
-                let changes = try (recent + history.prefix(room)).map { (try version($0), try change($0)) }.sorted { $0.0 < $1.0 }.map(\.1)
-                guard history.count > room else { return try await lastPage(changes, after: counter, ending: .history) }
-                let left = max(0, later - Int64(room))
-                return Page(
-                    changes: changes,
-                    cursor: nextCursor(after: try history.prefix(room).last.map(version) ?? 0, .history, boundary: counter, recentFrom: recentFrom, remaining: left),
-                    hasMore: true, epoch: epochs.epoch, digests: nil, progress: Progress(phase: .history, remaining: left, later: 0), window: window)
+                return try await reader.recent(after: cursor, today: today)
             case .history:
                 // A history cursor always has its first recent day (`PullCursor` parses no other).
-                guard let previous = cursor, let recentFrom = previous.recentFrom else { throw Failure.cursorExpired }
-                // First the older records up to the boundary, read only where there are any
-                // (the dated collections; their usage events' months pruned by time); a cursor
-                // at or past the boundary has sent them all. Then every record written above
-                // the boundary, as the pulls after a first sync read them. Both in ascending
-                // versions, the older all at or below the boundary: the page ascends.
-                let older = since < previous.boundary ? try await rows(after: since, limit: limit + 1, .history(recentFrom: recentFrom, boundary: previous.boundary)) : []
-                let left = { (sent: Int) in max(0, previous.remaining - Int64(sent)) }
-                if older.count > limit {
-                    let page = older.prefix(limit)
-                    return Page(
-                        changes: try page.map(change),
-                        cursor: nextCursor(after: try page.last.map(version) ?? since, .history, boundary: previous.boundary, recentFrom: recentFrom, remaining: left(limit)),
-                        hasMore: true, epoch: epochs.epoch, digests: nil, progress: Progress(phase: .history, remaining: left(limit), later: 0), window: window)
-                }
-                let room = limit - older.count
-                let written = try await rows(after: max(since, previous.boundary), limit: room + 1, .all)
-                let page = older + written.prefix(room)
-                let last = try written.prefix(room).last.map(version) ?? max(since, previous.boundary)
-                guard written.count > room else { return try await lastPage(try page.map(change), after: last, ending: .history) }
-                return Page(
-                    changes: try page.map(change),
-                    cursor: nextCursor(after: last, .history, boundary: previous.boundary, recentFrom: recentFrom, remaining: left(limit)),
-                    hasMore: true, epoch: epochs.epoch, digests: nil, progress: Progress(phase: .history, remaining: left(limit), later: 0), window: window)
+                guard let cursor, let recentFrom = cursor.recentFrom else { throw Failure.cursorExpired }
+                return try await reader.history(after: cursor, recentFrom: recentFrom)
             case .changes:
-                // Also a first sync begun by an earlier server (a v2/v3 cursor with a floor): in
-                // version order to its end, as it began.
-                let changed = try await rows(after: since, limit: limit + 1, .all)
-                let page = changed.prefix(limit)
-                let last = try page.last.map(version) ?? since
-                guard changed.count > limit else { return try await lastPage(try page.map(change), after: last, ending: .changes) }
-                let next = PullCursor(
-                    version: last, initialSyncFloor: initialFloor, collections: filter, epoch: epochs.epoch, phase: initialFloor == nil ? .changes : nil,
-                    window: window)
-                return Page(
-                    changes: try page.map(change), cursor: next, hasMore: true, epoch: epochs.epoch, digests: nil,
-                    progress: Progress(phase: .changes, remaining: max(0, counter - last), later: 0), window: window)
+                return try await reader.changes(after: since)
             }
         }
     }
