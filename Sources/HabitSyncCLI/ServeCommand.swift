@@ -57,6 +57,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: ServeSettings.issuerFetchTimeout.name, help: ServeSettings.issuerFetchTimeout.help) var issuerFetchTimeout: String?
     @Option(name: ServeSettings.issuerPrivateAddresses.name, help: ServeSettings.issuerPrivateAddresses.help) var issuerPrivateAddresses: String?
     @Option(name: ServeSettings.issuerLoopbackHTTP.name, help: ServeSettings.issuerLoopbackHTTP.help) var issuerLoopbackHTTP: String?
+    @Option(name: ServeSettings.tenantLimitReplicas.name, help: ServeSettings.tenantLimitReplicas.help) var tenantLimitReplicas: String?
+    @Option(name: ServeSettings.tenantLimitsCache.name, help: ServeSettings.tenantLimitsCache.help) var tenantLimitsCache: String?
+    @Option(name: ServeSettings.tenantStorageRefresh.name, help: ServeSettings.tenantStorageRefresh.help) var tenantStorageRefresh: String?
 
     struct Settings {
         var server: ServerConfiguration
@@ -110,6 +113,9 @@ struct ServeCommand: AsyncParsableCommand {
         server.realtime = realtime
         server.connections = connections
         server.expensiveReadsPerUser = try S.maxExpensiveReadsPerUser.resolve(maxExpensiveReadsPerUser)
+        server.tenantQuotas = TenantQuotas.Settings(
+            cacheLifetime: try S.tenantLimitsCache.resolve(tenantLimitsCache), storageRefresh: try S.tenantStorageRefresh.resolve(tenantStorageRefresh),
+            replicas: try S.tenantLimitReplicas.resolve(tenantLimitReplicas))
         return Settings(
             server: server, migrate: try S.migrate.resolve(migrate), poolSize: try S.poolSize.resolve(poolSize),
             poolLeaseTimeout: try S.poolLeaseTimeout.resolve(poolLeaseTimeout), drainTimeout: try S.drainTimeout.resolve(drainTimeout),

@@ -113,6 +113,17 @@ enum ServeSettings {
         "allow: key URLs may be plain http:// to 127.0.0.1, ::1 or localhost (test key servers only).", ["allow": true, "refuse": false],
         default: "refuse")
 
+    static let tenantLimitReplicas = ConfigurationSetting<Int>.count(
+        "tenant-limit-replicas", "HABITSYNC_TENANT_LIMIT_REPLICAS",
+        "How many replicas serve together: each enforces this part of every tenant's limits a second and of its streams.",
+        default: TenantQuotas.Settings().replicas, in: 1...10_000)
+    static let tenantLimitsCache = ConfigurationSetting<Duration>.duration(
+        "tenant-limits-cache", "HABITSYNC_TENANT_LIMITS_CACHE", "How long a tenant's limits are used before they are read again.",
+        default: TenantQuotas.Settings().cacheLifetime, from: .zero, to: .seconds(3600))
+    static let tenantStorageRefresh = ConfigurationSetting<Duration>.duration(
+        "tenant-storage-refresh", "HABITSYNC_TENANT_STORAGE_REFRESH", "How often a tenant with a storage limit has its stored rows counted again.",
+        default: TenantQuotas.Settings().storageRefresh, from: .seconds(1), to: .seconds(86_400))
+
     /// Every setting as the README shows it (`ConfigurationSettingTests`).
     static let all: [ConfigurationSettingRow] = [
         host.row, port.row, migrate.row, poolSize.row, statementTimeout.row, drainTimeout.row, requestRole.row, maxBatchChanges.row,
@@ -120,6 +131,7 @@ enum ServeSettings {
         routeToNodes.row, preparedStatements.row, maxStreamsPerUser.row, maxStreams.row, streamHeartbeat.row, streamLifetime.row,
         streamIdleTimeout.row, headerTimeout.row, keepAliveTimeout.row, bodyTimeout.row, bodyMinRate.row, bodyRateGrace.row,
         maxConnections.row, maxExpensiveReadsPerUser.row, issuerKeyRefresh.row, issuerUnknownKeyRefresh.row, issuerKeyMaxStaleness.row,
-        issuerFetchTimeout.row, issuerPrivateAddresses.row, issuerLoopbackHTTP.row,
+        issuerFetchTimeout.row, issuerPrivateAddresses.row, issuerLoopbackHTTP.row, tenantLimitReplicas.row, tenantLimitsCache.row,
+        tenantStorageRefresh.row,
     ]
 }

@@ -19,6 +19,10 @@ public struct APIError: Error, Sendable, HTTPResponseError {
     public var epoch: String?
     /// For `reset_required`: the device pushes again what it holds above this version.
     public var highWaterMark: Int64?
+    /// For `tenant_limit_exceeded`: which of the tenant's limits (`TenantLimits.Kind`).
+    public var limit: String?
+    /// `Retry-After` when this error knows better than its kind (a tenant's token bucket).
+    public var retryAfterSeconds: Int?
 
     public init(_ kind: APIErrorKind, _ message: String, field: String? = nil) {
         self.kind = kind
@@ -159,6 +163,7 @@ public struct APIError: Error, Sendable, HTTPResponseError {
         if let epoch { error.add("epoch", epoch) }
         if let field { error.add("field", field) }
         if let highWaterMark { error.add("highWaterMark", highWaterMark) }
+        if let limit { error.add("limit", limit) }
         error.add("message", message)
         var body = JSONObjectWriter()
         body.add("error", json: error.json)
@@ -167,7 +172,7 @@ public struct APIError: Error, Sendable, HTTPResponseError {
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
-        if let retryAfterSeconds = kind.retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
+        if let retryAfterSeconds = retryAfterSeconds ?? kind.retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         if let allowedMethods { headers[.allow] = allowedMethods.joined(separator: ", ") }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))

@@ -21,6 +21,9 @@ public enum APIErrorKind: CaseIterable, Sendable {
     case tooLarge, unsupportedMediaType, unsupportedEncoding
     /// One user's pushes waiting in this process; their statistics and exports; their streams.
     case tooManyPushes, tooManyReads, tooManyStreams
+    /// A limit of the user's tenant (`tenant set-limits`): named in the error's `limit`, with
+    /// the seconds until it admits the request again.
+    case tenantLimit
     case internalError
     /// The database: gone (a reconnect takes a moment), or busy or rolled back (retry at once).
     case databaseUnreachable, databaseBusy
@@ -68,6 +71,9 @@ public enum APIErrorKind: CaseIterable, Sendable {
         case .tooManyReads: ("too_many_requests", .tooManyRequests, 1)
         // A stream slot frees when another stream of the user ends: not within a second.
         case .tooManyStreams: ("too_many_requests", .tooManyRequests, 5)
+        // Every tenant limit, the storage one too: the device's outbox waits and retries (a 5xx
+        // would say the server failed; a 403 would tell the SDK to stop trying).
+        case .tenantLimit: ("tenant_limit_exceeded", .tooManyRequests, 1)
         case .internalError: ("internal", .internalServerError, nil)
         case .databaseUnreachable: ("unavailable", .serviceUnavailable, 2)
         case .databaseBusy: ("unavailable", .serviceUnavailable, 1)

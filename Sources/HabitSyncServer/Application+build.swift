@@ -44,12 +44,13 @@ public func buildApplication(
     let timeZones = TimeZoneCatalog()
     let serving = ServingGate()
     let pools = userPools ?? UserPools(single: pool)
+    let quotas = TenantQuotas(store: TenantLimitsStore(pool: pool), settings: configuration.tenantQuotas)
     SyncController(
         push: PushStore(
             pool: pool, statementTimeout: configuration.statementTimeout, maximumSkew: configuration.limits.maximumClockSkewSeconds,
             timeZones: timeZones, pools: pools),
         pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout, pools: pools),
-        limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes)
+        limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes), quotas: quotas
     ).addRoutes(to: v1)
     // Statistics and exports hold a connection while they compute: a few per user at once.
     let expensiveReads = ExpensiveReadLimiter(perUser: configuration.expensiveReadsPerUser, metrics: metrics)
@@ -62,7 +63,9 @@ public func buildApplication(
         listener: PGListener(configuration: listening, channel: ChangeNotice.channel),
         nodeListeners: userPools.map { NodeListeners(pools: $0, configuration: listening, channel: ChangeNotice.channel) },
         streams: streams, metrics: metrics, logger: logger, serving: serving)
-    EventsController(streams: streams, pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout, pools: pools), metrics: metrics).addRoutes(to: v1)
+    EventsController(
+        streams: streams, pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout, pools: pools), metrics: metrics, quotas: quotas
+    ).addRoutes(to: v1)
     routeMethods.record(router.routes.map { ("\($0.path)", $0.method.rawValue) })
     // Every connection gets a guard against slow clients; the registry caps how many are open.
     let connections = ConnectionRegistry(maximum: configuration.connections.maximumConnections, metrics: metrics)

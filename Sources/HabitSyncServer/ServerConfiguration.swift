@@ -54,6 +54,9 @@ public struct ServerConfiguration: Sendable {
     public var expensiveReadsPerUser = 2
     /// Identity providers' keys: refresh, outage tolerance, what fetches may reach.
     public var identity = IdentitySettings()
+    /// Per-tenant quotas: how long limits are cached, how often storage is counted, how many
+    /// replicas share each limit (docs/operations.md, "Tenant quotas").
+    public var tenantQuotas = TenantQuotas.Settings()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server",

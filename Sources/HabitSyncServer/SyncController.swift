@@ -17,6 +17,7 @@ struct SyncController: Sendable {
     let limits: SyncLimits
     let metrics: ServerMetrics
     let bodyBudget: RequestBodyBudget
+    let quotas: TenantQuotas
 
     func addRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.post("sync/push") { request, context in try await handlePush(request, context) }
@@ -55,6 +56,9 @@ struct SyncController: Sendable {
         let body = try await readBody(request, reservation)
         try reservation.resize(to: RequestBodyBudget.estimate(bodyBytes: body.count))
         let parsed = try PushRequest.parse(bytes: body, maximumChanges: limits.maximumChanges)
+        // Before anything is stored: a refused push changes nothing, and the device retries it.
+        let deletesOnly = parsed.changes.allSatisfy { $0["op"] == .string(ChangeOperation.delete.rawValue) }
+        try await quotas.admitPush(tenant: identity.tenantID, changes: parsed.changes.count, deletesOnly: deletesOnly)
         let hash = Array(SHA256.hash(data: body))
         let (outcome, tally) = try await push.push(identity: identity, deviceID: device, request: parsed, requestHash: hash, now: Date())
         if tally.isolatedRefusals {

@@ -185,6 +185,20 @@ import Testing
         }
     }
 
+    /// docs/operations.md, "Tenant quotas": the admin's commands as printed.
+    @Test func theOperationsQuotaExampleRuns() async throws {
+        let block = try #require(try Self.blocks(of: "docs/operations.md").first { $0.section == "Tenant quotas" && $0.language == "sh" })
+        let database = try await TestPostgres.shared.migratedDatabase()
+        try await RunningServer.with(database: database) { server in
+            let printed = try await Self.run(["B=\n$B tenant create demo >/dev/null", block.text], server: server, environment: ["DATABASE_URL": database.connectionString])
+            let shown = try #require(printed.last)
+            #expect(shown.contains { $0.contains("pushes-per-second") && $0.hasSuffix(" 200") }, "\(shown)")
+            // The last command lifted the stream limit: its printout (the last six lines) says so.
+            #expect(shown.suffix(6).contains { $0.contains("streams") && $0.hasSuffix(" none") }, "\(shown)")
+            #expect(shown.suffix(6).contains { $0.contains("storage-rows") && $0.hasSuffix(" 50000000") }, "\(shown)")
+        }
+    }
+
     @Test func theProtocolsCurlExamplesPrintWhatTheyShow() async throws {
         let blocks = try Self.blocks(of: "docs/protocol.md").filter { $0.section == "With curl" }
         // Each shell block, and the JSON block after it (what it prints) if there is one.

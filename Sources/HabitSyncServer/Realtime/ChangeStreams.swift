@@ -30,9 +30,10 @@ public final class ChangeStreams: Sendable {
         var nextID = 0
         var streams: [Int: Stream] = [:]
         var byUser: [UserKey: Set<Int>] = [:]
+        var byTenant: [UUID: Int] = [:]
     }
 
-    public enum Refusal: Error, Sendable { case userLimit, serverLimit }
+    public enum Refusal: Error, Sendable { case userLimit, serverLimit, tenantLimit }
 
     private let state = Mutex(State())
     private let clock = ContinuousClock()
@@ -41,14 +42,17 @@ public final class ChangeStreams: Sendable {
 
     public var openCount: Int { state.withLock { $0.streams.count } }
 
-    /// Opens a stream for a device of a user, or refuses it beyond the limits.
-    func open(tenant: UUID, user: String, device: String?) throws(Refusal) -> Int {
+    /// Opens a stream for a device of a user, or refuses it beyond the limits; `tenantLimit`:
+    /// the streams the user's tenant may hold open on this server (its share of its limit).
+    func open(tenant: UUID, user: String, device: String?, tenantLimit: Int? = nil) throws(Refusal) -> Int {
         let now = clock.now
         let key = UserKey(tenant: tenant, user: user)
         return try state.withLock { state throws(Refusal) -> Int in
             guard state.streams.count < limits.streams else { throw .serverLimit }
             guard state.byUser[key, default: []].count < limits.streamsPerUser else { throw .userLimit }
+            if let tenantLimit, state.byTenant[tenant, default: 0] >= tenantLimit { throw .tenantLimit }
             state.nextID += 1
+            state.byTenant[tenant, default: 0] += 1
             state.streams[state.nextID] = Stream(user: key, device: device.map { Array($0.utf8) }, opened: now, lastWrite: now, lastEvent: now)
             state.byUser[key, default: []].insert(state.nextID)
             return state.nextID
@@ -60,6 +64,8 @@ public final class ChangeStreams: Sendable {
             guard let stream = state.streams.removeValue(forKey: id) else { return nil }
             state.byUser[stream.user]?.remove(id)
             if state.byUser[stream.user]?.isEmpty == true { state.byUser[stream.user] = nil }
+            state.byTenant[stream.user.tenant, default: 1] -= 1
+            if state.byTenant[stream.user.tenant] == 0 { state.byTenant[stream.user.tenant] = nil }
             return stream.waiter
         }
         waiter?.resume(returning: nil)

@@ -15,6 +15,7 @@ struct EventsController: Sendable {
     let streams: ChangeStreams
     let pull: PullStore
     let metrics: ServerMetrics
+    let quotas: TenantQuotas
 
     func addRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.get("sync/events") { request, context in try await handleEvents(request, context) }
@@ -36,9 +37,12 @@ struct EventsController: Sendable {
         let lastSeen = try Self.lastSeenVersion(request)
         // Before the stream is registered: a registered stream's idle and lifetime clocks run.
         try await pull.refuseIfErased(tenant: identity.tenantID, user: identity.userID)
+        let tenantLimit = try await quotas.streamLimit(tenant: identity.tenantID)
         let id: Int
         do {
-            id = try streams.open(tenant: identity.tenantID, user: identity.userID, device: device)
+            id = try streams.open(tenant: identity.tenantID, user: identity.userID, device: device, tenantLimit: tenantLimit)
+        } catch .tenantLimit {
+            throw TenantQuotas.refusal(.streams, limit: try await quotas.limits(identity.tenantID)[.streams] ?? 0, retryAfter: 5)
         } catch {
             let scope = error == .userLimit ? "this user already has \(streams.limits.streamsPerUser) open streams" : "this server has as many open streams as it allows"
             throw APIError(.tooManyStreams, scope + "; retry later")
