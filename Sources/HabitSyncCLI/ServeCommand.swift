@@ -60,6 +60,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: ServeSettings.tenantLimitReplicas.name, help: ServeSettings.tenantLimitReplicas.help) var tenantLimitReplicas: String?
     @Option(name: ServeSettings.tenantLimitsCache.name, help: ServeSettings.tenantLimitsCache.help) var tenantLimitsCache: String?
     @Option(name: ServeSettings.tenantStorageRefresh.name, help: ServeSettings.tenantStorageRefresh.help) var tenantStorageRefresh: String?
+    @Option(name: ServeSettings.meterFlush.name, help: ServeSettings.meterFlush.help) var meterFlush: String?
 
     struct Settings {
         var server: ServerConfiguration
@@ -116,6 +117,7 @@ struct ServeCommand: AsyncParsableCommand {
         server.tenantQuotas = TenantQuotas.Settings(
             cacheLifetime: try S.tenantLimitsCache.resolve(tenantLimitsCache), storageRefresh: try S.tenantStorageRefresh.resolve(tenantStorageRefresh),
             replicas: try S.tenantLimitReplicas.resolve(tenantLimitReplicas))
+        server.meterFlushInterval = try S.meterFlush.resolve(meterFlush)
         return Settings(
             server: server, migrate: try S.migrate.resolve(migrate), poolSize: try S.poolSize.resolve(poolSize),
             poolLeaseTimeout: try S.poolLeaseTimeout.resolve(poolLeaseTimeout), drainTimeout: try S.drainTimeout.resolve(drainTimeout),

@@ -124,6 +124,10 @@ enum ServeSettings {
         "tenant-storage-refresh", "HABITSYNC_TENANT_STORAGE_REFRESH", "How often a tenant with a storage limit has its stored rows counted again.",
         default: TenantQuotas.Settings().storageRefresh, from: .seconds(1), to: .seconds(86_400))
 
+    static let meterFlush = ConfigurationSetting<Duration>.duration(
+        "meter-flush", "HABITSYNC_METER_FLUSH", "How often this replica adds each tenant's usage it counted to tenant_usage (and the daily records limit learns the others').",
+        default: ServerConfiguration.defaultMeterFlushInterval, from: .seconds(1), to: .seconds(3600))
+
     /// Every setting as the README shows it (`ConfigurationSettingTests`).
     static let all: [ConfigurationSettingRow] = [
         host.row, port.row, migrate.row, poolSize.row, statementTimeout.row, drainTimeout.row, requestRole.row, maxBatchChanges.row,
@@ -132,6 +136,6 @@ enum ServeSettings {
         streamIdleTimeout.row, headerTimeout.row, keepAliveTimeout.row, bodyTimeout.row, bodyMinRate.row, bodyRateGrace.row,
         maxConnections.row, maxExpensiveReadsPerUser.row, issuerKeyRefresh.row, issuerUnknownKeyRefresh.row, issuerKeyMaxStaleness.row,
         issuerFetchTimeout.row, issuerPrivateAddresses.row, issuerLoopbackHTTP.row, tenantLimitReplicas.row, tenantLimitsCache.row,
-        tenantStorageRefresh.row,
+        tenantStorageRefresh.row, meterFlush.row,
     ]
 }

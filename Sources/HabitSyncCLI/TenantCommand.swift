@@ -3,12 +3,12 @@ import Foundation
 import HabitSyncAuth
 import HabitSyncStore
 
-/// `habitsync-server tenant create | list | show | set-limits | rotate-key | erase | add-issuer | issuers | remove-issuer`.
+/// `habitsync-server tenant create | list | show | set-limits | usage | rotate-key | erase | add-issuer | issuers | remove-issuer`.
 struct TenantCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tenant",
         abstract: "Manage tenants and their JWT keys.",
-        subcommands: [Create.self, List.self, Show.self, SetLimits.self, RotateKey.self, Erase.self, AddIssuer.self, Issuers.self, RemoveIssuer.self])
+        subcommands: [Create.self, List.self, Show.self, SetLimits.self, Usage.self, RotateKey.self, Erase.self, AddIssuer.self, Issuers.self, RemoveIssuer.self])
 
     /// Key options shared by create and rotate-key.
     struct KeyOptions: ParsableArguments {

@@ -83,3 +83,58 @@ enum TenantLimitsPrinter {
         }
     }
 }
+
+extension TenantCommand {
+    struct Usage: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print what a tenant used per UTC day (docs/analytics.md, \"Tenant usage\"): pushes, changes, pulls, bytes.")
+
+        @OptionGroup var common: CommonOptions
+        @Argument(help: "Tenant id or name.") var tenant: String
+        @Option(help: "First day, yyyy-MM-dd (default: 30 days before --to).") var from: String?
+        @Option(help: "Last day, yyyy-MM-dd (default: today, UTC).") var to: String?
+        @Flag(help: "Print a JSON array.") var json = false
+
+        func days() throws -> (from: LocalDate, to: LocalDate) {
+            func day(_ text: String?, _ flag: String) throws -> LocalDate? {
+                guard let text else { return nil }
+                guard let date = LocalDate(text, years: LocalDate.recordYears) else {
+                    throw ValidationError("--\(flag) must be a date yyyy-MM-dd of years 1970–9999; got \(text.debugDescription)")
+                }
+                return date
+            }
+            let last = try day(to, "to") ?? LocalDate(Date(), in: .gmt)
+            let first = try day(from, "from") ?? last.adding(days: -29)
+            guard first <= last, last.dayNumber - first.dayNumber < 3660 else { throw ValidationError("--from must be on or before --to, at most ten years before") }
+            return (first, last)
+        }
+
+        func validate() throws { _ = try days() }
+
+        func run() async throws {
+            let (first, last) = try days()
+            let days = try await common.withOwnerPool(logger: try common.makeQuietLogger(), applicationName: "habitsync-server tenant") { pool in
+                let found = try await TenantStore(pool: pool).require(tenant)
+                return try await TenantUsageStore(pool: pool).usage(tenant: found.id, from: first, to: last)
+            }
+            if json {
+                try JSONLine.print(
+                    days.map { day, usage -> [String: Any] in
+                        [
+                            "day": day.description, "pushes": usage.pushes, "changesReceived": usage.changesReceived, "changesApplied": usage.changesApplied,
+                            "pushesRefused": usage.pushesRefused, "pulls": usage.pulls, "bytesIn": usage.bytesIn, "bytesOut": usage.bytesOut,
+                        ]
+                    })
+                return
+            }
+            print("DAY         PUSHES  CHANGES_RECEIVED  CHANGES_APPLIED  REFUSED  PULLS  BYTES_IN  BYTES_OUT")
+            for (day, usage) in days {
+                print(
+                    [
+                        day.description, String(usage.pushes), String(usage.changesReceived), String(usage.changesApplied), String(usage.pushesRefused),
+                        String(usage.pulls), String(usage.bytesIn), String(usage.bytesOut),
+                    ].joined(separator: "  "))
+            }
+        }
+    }
+}

@@ -44,13 +44,15 @@ public func buildApplication(
     let timeZones = TimeZoneCatalog()
     let serving = ServingGate()
     let pools = userPools ?? UserPools(single: pool)
-    let quotas = TenantQuotas(store: TenantLimitsStore(pool: pool), settings: configuration.tenantQuotas)
+    let meter = TenantMeter(store: TenantUsageStore(pool: pool), flushInterval: configuration.meterFlushInterval, logger: logger)
+    let quotas = TenantQuotas(store: TenantLimitsStore(pool: pool), meter: meter, settings: configuration.tenantQuotas)
     SyncController(
         push: PushStore(
             pool: pool, statementTimeout: configuration.statementTimeout, maximumSkew: configuration.limits.maximumClockSkewSeconds,
             timeZones: timeZones, pools: pools),
         pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout, pools: pools),
-        limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes), quotas: quotas
+        limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes), quotas: quotas,
+        meter: meter
     ).addRoutes(to: v1)
     // Statistics and exports hold a connection while they compute: a few per user at once.
     let expensiveReads = ExpensiveReadLimiter(perUser: configuration.expensiveReadsPerUser, metrics: metrics)
@@ -74,7 +76,8 @@ public func buildApplication(
         router: router,
         server: .http1(configuration: .init(additionalChannelHandlers: [SlowClientGuard(limits: connectionLimits, registry: connections, metrics: metrics)])),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),
-        services: [feed],
+        // The meter after the server: its last flush follows the last request.
+        services: [feed, meter],
         onServerRunning: { channel in
             readiness.runBeforeServerShutdown { await ListenerQuiescing.stopAccepting(channel, loops: ListenerQuiescing.servingLoops) }
             serving.open()

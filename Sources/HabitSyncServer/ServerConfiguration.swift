@@ -57,6 +57,9 @@ public struct ServerConfiguration: Sendable {
     /// Per-tenant quotas: how long limits are cached, how often storage is counted, how many
     /// replicas share each limit (docs/operations.md, "Tenant quotas").
     public var tenantQuotas = TenantQuotas.Settings()
+    /// How often this replica adds what it counted to `tenant_usage` (docs/analytics.md).
+    public var meterFlushInterval: Duration = ServerConfiguration.defaultMeterFlushInterval
+    public static let defaultMeterFlushInterval: Duration = .seconds(10)
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server",

@@ -18,6 +18,7 @@ struct SyncController: Sendable {
     let metrics: ServerMetrics
     let bodyBudget: RequestBodyBudget
     let quotas: TenantQuotas
+    let meter: TenantMeter
 
     func addRoutes(to group: RouterGroup<AuthenticatedRequestContext>) {
         group.post("sync/push") { request, context in try await handlePush(request, context) }
@@ -58,7 +59,17 @@ struct SyncController: Sendable {
         let parsed = try PushRequest.parse(bytes: body, maximumChanges: limits.maximumChanges)
         // Before anything is stored: a refused push changes nothing, and the device retries it.
         let deletesOnly = parsed.changes.allSatisfy { $0["op"] == .string(ChangeOperation.delete.rawValue) }
-        try await quotas.admitPush(tenant: identity.tenantID, changes: parsed.changes.count, deletesOnly: deletesOnly)
+        do {
+            try await quotas.admitPush(tenant: identity.tenantID, changes: parsed.changes.count, deletesOnly: deletesOnly)
+        } catch let error as APIError where error.kind == .tenantLimit {
+            meter.count(identity.tenantID) { $0.pushesRefused += 1 }
+            throw error
+        }
+        meter.count(identity.tenantID) { usage in
+            usage.pushes += 1
+            usage.changesReceived += Int64(parsed.changes.count)
+            usage.bytesIn += Int64(body.count)
+        }
         let hash = Array(SHA256.hash(data: body))
         let (outcome, tally) = try await push.push(identity: identity, deviceID: device, request: parsed, requestHash: hash, now: Date())
         if tally.isolatedRefusals {
@@ -77,6 +88,10 @@ struct SyncController: Sendable {
         case .response(let status, let bytes, let replayed):
             metrics.recordBatch(outcome: replayed ? "replayed" : "applied")
             metrics.recordPushed(tally)
+            meter.count(identity.tenantID) { usage in
+                usage.changesApplied += Int64(tally.counts.values.reduce(0) { $0 + ($1[.applied] ?? 0) })
+                usage.bytesOut += Int64(bytes.count)
+            }
             return Response(
                 status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
@@ -196,8 +211,13 @@ struct SyncController: Sendable {
             writer.add("digests", json: byCollection.json)
         }
         writer.add("serverTime", WireTime.format(Date()))
+        let json = writer.json
+        meter.count(identity.tenantID) { usage in
+            usage.pulls += 1
+            usage.bytesOut += Int64(json.utf8.count)
+        }
         return Response(
-            status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: writer.json)))
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: json)))
     }
 }
 

@@ -38,12 +38,15 @@ public final class TenantQuotas: Sendable {
 
     public let settings: Settings
     private let store: TenantLimitsStore
+    /// The tenants' changes received today, for the daily limit.
+    private let meter: TenantMeter
     private let entries = Mutex([UUID: Entry]())
     private let clock = ContinuousClock()
     private let started: ContinuousClock.Instant
 
-    public init(store: TenantLimitsStore, settings: Settings = Settings()) {
+    public init(store: TenantLimitsStore, meter: TenantMeter, settings: Settings = Settings()) {
         self.store = store
+        self.meter = meter
         self.settings = settings
         started = clock.now
     }
@@ -84,6 +87,9 @@ public final class TenantQuotas: Sendable {
         if let limit = limits[.storageRows], !deletesOnly, try await storedRows(tenant) >= limit {
             throw Self.refusal(.storageRows, limit: limit, retryAfter: settings.storageRefresh / .seconds(1))
         }
+        if let limit = limits[.recordsPerDay], try await meter.changesReceivedToday(tenant) + Int64(changes) > limit {
+            throw Self.refusal(.recordsPerDay, limit: limit, retryAfter: Self.secondsUntilTomorrow())
+        }
         let now = seconds
         let refused = entries.withLock { entries -> (TenantLimits.Kind, Double)? in
             guard var entry = entries[tenant] else { return nil }
@@ -120,6 +126,11 @@ public final class TenantQuotas: Sendable {
     /// How many streams this replica may hold open for the tenant; nil: no limit.
     func streamLimit(tenant: UUID) async throws -> Int? {
         try await limits(tenant)[.streams].map { Int(share($0).rounded(.up)) }
+    }
+
+    /// Until the next UTC day, when the daily limit starts again.
+    public static func secondsUntilTomorrow(_ now: Date = Date()) -> Double {
+        Double(TenantMeter.today(now).dayNumber + 1) * 86_400 - now.timeIntervalSince1970
     }
 
     static func refusal(_ kind: TenantLimits.Kind, limit: Int64, retryAfter seconds: Double) -> APIError {

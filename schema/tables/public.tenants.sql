@@ -24,6 +24,8 @@ ALTER TABLE public.tenants ADD CONSTRAINT tenants_pkey PRIMARY KEY (id);
 -- Policies
 CREATE POLICY analyst_read ON public.tenants AS PERMISSIVE FOR SELECT TO habitsync_analyst
     USING (true);
+CREATE POLICY meter_read ON public.tenants AS PERMISSIVE FOR SELECT TO public
+    USING ((current_setting('habitsync.scope'::text, true) = 'meter'::text));
 CREATE POLICY tenant_isolation ON public.tenants AS PERMISSIVE FOR ALL TO public
     USING ((id = habitsync_current_tenant_id()))
     WITH CHECK ((id = habitsync_current_tenant_id()));
