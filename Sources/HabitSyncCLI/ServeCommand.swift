@@ -61,6 +61,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: ServeSettings.tenantLimitsCache.name, help: ServeSettings.tenantLimitsCache.help) var tenantLimitsCache: String?
     @Option(name: ServeSettings.tenantStorageRefresh.name, help: ServeSettings.tenantStorageRefresh.help) var tenantStorageRefresh: String?
     @Option(name: ServeSettings.meterFlush.name, help: ServeSettings.meterFlush.help) var meterFlush: String?
+    @Option(name: ServeSettings.metricsTenants.name, help: ServeSettings.metricsTenants.help) var metricsTenants: String?
 
     struct Settings {
         var server: ServerConfiguration
@@ -118,6 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
             cacheLifetime: try S.tenantLimitsCache.resolve(tenantLimitsCache), storageRefresh: try S.tenantStorageRefresh.resolve(tenantStorageRefresh),
             replicas: try S.tenantLimitReplicas.resolve(tenantLimitReplicas))
         server.meterFlushInterval = try S.meterFlush.resolve(meterFlush)
+        server.metricsTenants = try S.metricsTenants.resolve(metricsTenants)
         return Settings(
             server: server, migrate: try S.migrate.resolve(migrate), poolSize: try S.poolSize.resolve(poolSize),
             poolLeaseTimeout: try S.poolLeaseTimeout.resolve(poolLeaseTimeout), drainTimeout: try S.drainTimeout.resolve(drainTimeout),

@@ -128,6 +128,10 @@ enum ServeSettings {
         "meter-flush", "HABITSYNC_METER_FLUSH", "How often this replica adds each tenant's usage it counted to tenant_usage (and the daily records limit learns the others').",
         default: ServerConfiguration.defaultMeterFlushInterval, from: .seconds(1), to: .seconds(3600))
 
+    static let metricsTenants = ConfigurationSetting<Int>.count(
+        "metrics-tenants", "HABITSYNC_METRICS_TENANTS", "How many tenants get a tenant label of their own on /metrics (the others are counted as other).",
+        default: TenantMetricLabels().limit, in: 0...10_000)
+
     /// Every setting as the README shows it (`ConfigurationSettingTests`).
     static let all: [ConfigurationSettingRow] = [
         host.row, port.row, migrate.row, poolSize.row, statementTimeout.row, drainTimeout.row, requestRole.row, maxBatchChanges.row,
@@ -136,6 +140,6 @@ enum ServeSettings {
         streamIdleTimeout.row, headerTimeout.row, keepAliveTimeout.row, bodyTimeout.row, bodyMinRate.row, bodyRateGrace.row,
         maxConnections.row, maxExpensiveReadsPerUser.row, issuerKeyRefresh.row, issuerUnknownKeyRefresh.row, issuerKeyMaxStaleness.row,
         issuerFetchTimeout.row, issuerPrivateAddresses.row, issuerLoopbackHTTP.row, tenantLimitReplicas.row, tenantLimitsCache.row,
-        tenantStorageRefresh.row, meterFlush.row,
+        tenantStorageRefresh.row, meterFlush.row, metricsTenants.row,
     ]
 }

@@ -20,13 +20,14 @@ public func buildApplication(
     configuration: ServerConfiguration,
     pool: PGPool,
     readiness: Readiness,
-    metrics: ServerMetrics = ServerMetrics(),
+    metrics: ServerMetrics? = nil,
     binaryHeadVersion: Int,
     logger: Logger,
     listenerConnection: PGConnectionConfiguration? = nil,
     userPools: UserPools? = nil,
     onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
+    let metrics = metrics ?? ServerMetrics(tenantLabels: TenantMetricLabels(limit: configuration.metricsTenants))
     let router = Router(context: HabitSyncRequestContext.self)
     let routeMethods = RouteMethods()
     router.add(middleware: RequestObservationMiddleware(metrics: metrics, routes: routeMethods))

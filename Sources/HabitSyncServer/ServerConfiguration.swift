@@ -60,6 +60,8 @@ public struct ServerConfiguration: Sendable {
     /// How often this replica adds what it counted to `tenant_usage` (docs/analytics.md).
     public var meterFlushInterval: Duration = ServerConfiguration.defaultMeterFlushInterval
     public static let defaultMeterFlushInterval: Duration = .seconds(10)
+    /// How many tenants get a `tenant` label of their own on `/metrics` (the rest: `other`).
+    public var metricsTenants = TenantMetricLabels().limit
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server",

@@ -1,3 +1,4 @@
+import Foundation
 import HabitSyncDomain
 import HabitSyncStore
 import LibPQClient
@@ -6,9 +7,11 @@ import Synchronization
 
 /// The server's Prometheus metrics, in a registry of its own (not the process-global
 /// MetricsSystem), so each application instance, and each test, counts for itself.
-/// Labels never carry tenant or user ids.
+/// Labels never carry user ids; the per-tenant counters carry a tenant's id for a bounded
+/// number of tenants (`TenantMetricLabels`).
 public final class ServerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
+    public let tenantLabels: TenantMetricLabels
     private let reportedPoolErrors = Mutex(0)
     private let reportedDroppedLogLines = Mutex(0)
 
@@ -17,7 +20,42 @@ public final class ServerMetrics: Sendable {
         .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
     ]
 
-    public init() {}
+    public init(tenantLabels: TenantMetricLabels = TenantMetricLabels()) { self.tenantLabels = tenantLabels }
+
+    /// A push a tenant's device made: taken (`changes` in it) or refused by a tenant limit.
+    public func recordTenantPush(_ tenant: UUID, changes: Int, refusedBy limit: String? = nil) {
+        let label = tenantLabels.label(tenant)
+        registry.makeCounter(
+            descriptor: Self.descriptor("habitsync_tenant_pushes", unit: "total", "Pushes per tenant (its id for the first --metrics-tenants tenants, then other) by outcome: taken or refused."),
+            labels: [("tenant", label), ("outcome", limit == nil ? "taken" : "refused")]
+        ).increment()
+        if let limit {
+            registry.makeCounter(
+                descriptor: Self.descriptor("habitsync_tenant_limit_refusals", unit: "total", "Requests refused by a tenant limit, per tenant and limit."),
+                labels: [("tenant", label), ("limit", limit)]
+            ).increment()
+        } else {
+            registry.makeCounter(
+                descriptor: Self.descriptor("habitsync_tenant_changes_received", unit: "total", "Changes in the pushes taken, per tenant."),
+                labels: [("tenant", label)]
+            ).increment(by: Int64(changes))
+        }
+    }
+
+    /// A stream a tenant limit refused.
+    public func recordTenantStreamRefused(_ tenant: UUID) {
+        registry.makeCounter(
+            descriptor: Self.descriptor("habitsync_tenant_limit_refusals", unit: "total", "Requests refused by a tenant limit, per tenant and limit."),
+            labels: [("tenant", tenantLabels.label(tenant)), ("limit", "streams")]
+        ).increment()
+    }
+
+    /// A pull page served to a tenant's device.
+    public func recordTenantPull(_ tenant: UUID) {
+        registry.makeCounter(
+            descriptor: Self.descriptor("habitsync_tenant_pulls", unit: "total", "Pull pages per tenant."), labels: [("tenant", tenantLabels.label(tenant))]
+        ).increment()
+    }
 
     static func descriptor(_ name: String, unit: String = "", _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(metricName: name, unitName: unit, helpText: help)

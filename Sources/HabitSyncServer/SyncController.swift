@@ -63,8 +63,10 @@ struct SyncController: Sendable {
             try await quotas.admitPush(tenant: identity.tenantID, changes: parsed.changes.count, deletesOnly: deletesOnly)
         } catch let error as APIError where error.kind == .tenantLimit {
             meter.count(identity.tenantID) { $0.pushesRefused += 1 }
+            metrics.recordTenantPush(identity.tenantID, changes: parsed.changes.count, refusedBy: error.limit ?? "unknown")
             throw error
         }
+        metrics.recordTenantPush(identity.tenantID, changes: parsed.changes.count)
         meter.count(identity.tenantID) { usage in
             usage.pushes += 1
             usage.changesReceived += Int64(parsed.changes.count)
@@ -212,6 +214,7 @@ struct SyncController: Sendable {
         }
         writer.add("serverTime", WireTime.format(Date()))
         let json = writer.json
+        metrics.recordTenantPull(identity.tenantID)
         meter.count(identity.tenantID) { usage in
             usage.pulls += 1
             usage.bytesOut += Int64(json.utf8.count)

@@ -71,6 +71,15 @@ import Testing
             // Pulls are not limited.
             let pull = try await TestHTTP.request("GET", server.baseURL + "/v1/sync/pull", headers: ["Authorization": "Bearer \(bob)"])
             #expect(pull.status == 200)
+            // /metrics counts each tenant apart, by its id.
+            let samples = try parsePrometheusText(try await server.get("/metrics").text)
+            let flooding = world.tenant.uuidString.lowercased(), quietLabel = quiet.uuidString.lowercased()
+            #expect(samples["habitsync_tenant_pushes_total{tenant=\"\(flooding)\",outcome=\"refused\"}"] == 1, "\(samples.keys.filter { $0.contains("tenant") })")
+            #expect(samples["habitsync_tenant_pushes_total{tenant=\"\(flooding)\",outcome=\"taken\"}"] == 1)
+            #expect(samples["habitsync_tenant_limit_refusals_total{tenant=\"\(flooding)\",limit=\"pushesPerSecond\"}"] == 1)
+            #expect(samples["habitsync_tenant_pushes_total{tenant=\"\(quietLabel)\",outcome=\"taken\"}"] == 5)
+            #expect(samples["habitsync_tenant_changes_received_total{tenant=\"\(quietLabel)\"}"] == 10)
+            #expect(samples["habitsync_tenant_pulls_total{tenant=\"\(flooding)\"}"] == 1)
         }
     }
 

@@ -42,6 +42,7 @@ struct EventsController: Sendable {
         do {
             id = try streams.open(tenant: identity.tenantID, user: identity.userID, device: device, tenantLimit: tenantLimit)
         } catch .tenantLimit {
+            metrics.recordTenantStreamRefused(identity.tenantID)
             throw TenantQuotas.refusal(.streams, limit: try await quotas.limits(identity.tenantID)[.streams] ?? 0, retryAfter: 5)
         } catch {
             let scope = error == .userLimit ? "this user already has \(streams.limits.streamsPerUser) open streams" : "this server has as many open streams as it allows"
