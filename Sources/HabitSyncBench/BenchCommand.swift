@@ -25,6 +25,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("account"), help: "Measure only account export (time, server peak memory: small against large) and erasure.") var accountOnly = false
     @Flag(name: .customLong("first-sync"), help: "Measure only a new device's first sync of a ten-year user: until the main screen is held, and the whole history.")
     var firstSyncOnly = false
+    @Flag(
+        name: .customLong("noisy-tenant"),
+        help: "Measure only a quiet tenant's push latency alone and beside another tenant flooding at ten times its pushes-a-second limit.")
+    var noisyTenantOnly = false
     @Flag(name: .customLong("check-in"), help: "Measure only the app-open check-in (a completion and two usage events) against its raw ceiling, with CPU per check-in.") var checkInOnly = false
     @Option(name: .customLong("check-in-connections"), help: "With --check-in: this many connections (16 by default; 1 shows each statement's own cost in pg_stat_statements).")
     var checkInConnections = 16
@@ -116,6 +120,16 @@ struct BenchCommand: AsyncParsableCommand {
             }
             await environment.stop()
             print(AccountBench.table(result))
+            return
+        }
+        if noisyTenantOnly {
+            let result: NoisyTenantBench.Result
+            do { result = try await NoisyTenantBench.measure(environment, devices: 4, pushes: quick ? 20 : 300, limit: 10, rounds: quick ? 1 : 2, log: log) } catch {
+                await environment.stop()
+                throw error
+            }
+            await environment.stop()
+            print(NoisyTenantBench.table(result))
             return
         }
         if firstSyncOnly {

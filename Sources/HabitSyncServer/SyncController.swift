@@ -52,6 +52,8 @@ struct SyncController: Sendable {
         // The memory this push may hold is reserved as its body arrives and, once it is whole,
         // for everything decoding it builds; a stalled upload holds only what it sent.
         if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limits.maximumBodyBytes { throw tooLarge }
+        // The tenant's pushes a second before the body is read: a flood is refused cheaply.
+        let ticket = try await refusedByTenant(identity.tenantID) { try await quotas.arrivingPush(tenant: identity.tenantID) }
         let reservation = RequestBodyBudget.Reservation(bodyBudget)
         defer { reservation.releaseAll() }
         let body = try await readBody(request, reservation)
@@ -59,12 +61,8 @@ struct SyncController: Sendable {
         let parsed = try PushRequest.parse(bytes: body, maximumChanges: limits.maximumChanges)
         // Before anything is stored: a refused push changes nothing, and the device retries it.
         let deletesOnly = parsed.changes.allSatisfy { $0["op"] == .string(ChangeOperation.delete.rawValue) }
-        do {
-            try await quotas.admitPush(tenant: identity.tenantID, changes: parsed.changes.count, deletesOnly: deletesOnly)
-        } catch let error as APIError where error.kind == .tenantLimit {
-            meter.count(identity.tenantID) { $0.pushesRefused += 1 }
-            metrics.recordTenantPush(identity.tenantID, changes: parsed.changes.count, refusedBy: error.limit ?? "unknown")
-            throw error
+        try await refusedByTenant(identity.tenantID) {
+            try await quotas.admit(ticket, changes: parsed.changes.count, deletesOnly: deletesOnly)
         }
         metrics.recordTenantPush(identity.tenantID, changes: parsed.changes.count)
         meter.count(identity.tenantID) { usage in
@@ -97,6 +95,17 @@ struct SyncController: Sendable {
             return Response(
                 status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+    }
+
+    /// Runs a tenant limit's check; a refusal is counted (metering, `/metrics`) and thrown.
+    private func refusedByTenant<T>(_ tenant: UUID, _ check: () async throws -> T) async throws -> T {
+        do {
+            return try await check()
+        } catch let error as APIError where error.kind == .tenantLimit {
+            meter.count(tenant) { $0.pushesRefused += 1 }
+            metrics.recordTenantPush(tenant, changes: 0, refusedBy: error.limit ?? "unknown")
+            throw error
         }
     }
 

@@ -79,29 +79,45 @@ public final class TenantQuotas: Sendable {
         return limits
     }
 
-    /// Admits a push of `changes` changes or throws the limit it is over. `deletesOnly`: a
-    /// push that only deletes is taken above the storage limit (it frees rows).
-    func admitPush(tenant: UUID, changes: Int, deletesOnly: Bool) async throws {
+    /// A push's place in the tenant's pushes a second, taken as its request arrives, before
+    /// its body is read: a tenant flooding past its limit costs the server the request head
+    /// only. `admit` settles it once the body is read.
+    struct PushTicket: Sendable {
+        let tenant: UUID
+        let limits: TenantLimits
+        let tookPush: Bool
+    }
+
+    /// Takes the push's place, or throws `pushesPerSecond`.
+    func arrivingPush(tenant: UUID) async throws -> PushTicket {
         let limits = try await limits(tenant)
-        guard !limits.isEmpty else { return }
-        if let limit = limits[.storageRows], !deletesOnly, try await storedRows(tenant) >= limit {
-            throw Self.refusal(.storageRows, limit: limit, retryAfter: settings.storageRefresh / .seconds(1))
-        }
-        if let limit = limits[.recordsPerDay], try await meter.changesReceivedToday(tenant) + Int64(changes) > limit {
-            throw Self.refusal(.recordsPerDay, limit: limit, retryAfter: Self.secondsUntilTomorrow())
-        }
+        guard limits[.pushesPerSecond] != nil else { return PushTicket(tenant: tenant, limits: limits, tookPush: false) }
         let now = seconds
-        let refused = entries.withLock { entries -> (TenantLimits.Kind, Double)? in
-            guard var entry = entries[tenant] else { return nil }
-            defer { entries[tenant] = entry }
-            if let wait = entry.pushes?.take(1, now: now) { return (.pushesPerSecond, wait) }
-            if let wait = entry.records?.take(Double(changes), now: now) {
-                entry.pushes?.giveBack(1)
-                return (.recordsPerSecond, wait)
+        let wait = entries.withLock { $0[tenant]?.pushes?.take(1, now: now) }
+        if let wait { throw Self.refusal(.pushesPerSecond, limit: limits[.pushesPerSecond] ?? 0, retryAfter: wait) }
+        return PushTicket(tenant: tenant, limits: limits, tookPush: true)
+    }
+
+    /// Admits the push of `ticket`, of `changes` changes, or gives its place back and throws
+    /// the limit it is over. `deletesOnly`: a push that only deletes is taken above the
+    /// storage limit (it frees rows).
+    func admit(_ ticket: PushTicket, changes: Int, deletesOnly: Bool) async throws {
+        let (tenant, limits) = (ticket.tenant, ticket.limits)
+        guard !limits.isEmpty else { return }
+        do {
+            if let limit = limits[.storageRows], !deletesOnly, try await storedRows(tenant) >= limit {
+                throw Self.refusal(.storageRows, limit: limit, retryAfter: settings.storageRefresh / .seconds(1))
             }
-            return nil
+            if let limit = limits[.recordsPerDay], try await meter.changesReceivedToday(tenant) + Int64(changes) > limit {
+                throw Self.refusal(.recordsPerDay, limit: limit, retryAfter: Self.secondsUntilTomorrow())
+            }
+            let now = seconds
+            let wait = entries.withLock { $0[tenant]?.records?.take(Double(changes), now: now) }
+            if let wait { throw Self.refusal(.recordsPerSecond, limit: limits[.recordsPerSecond] ?? 0, retryAfter: wait) }
+        } catch {
+            if ticket.tookPush { entries.withLock { $0[tenant]?.pushes?.giveBack(1) } }
+            throw error
         }
-        if let (kind, wait) = refused { throw Self.refusal(kind, limit: limits[kind] ?? 0, retryAfter: wait) }
     }
 
     /// The tenant's stored rows, counted again when `storageRefresh` has passed: by the one
