@@ -11,8 +11,8 @@ import Testing
 /// Per-tenant quotas against a real server (docs/operations.md, "Tenant quotas"): over a limit a
 /// push is `429 tenant_limit_exceeded` naming the limit, with a `Retry-After`, and nothing of it
 /// is stored; the other tenants' devices go on as before. No check depends on how fast the
-/// machine is: the rates are chosen so that a refill takes far longer than any run (a share of
-/// a thousand replicas, or a debt of a large batch).
+/// machine is: each rate is a share of a thousand replicas, so a refill takes 1,000 s or more,
+/// far longer than any run of a loaded machine.
 @Suite struct TenantQuotaTests {
     /// Limits read on every request: a limit set by the test applies at once.
     static func configuration(replicas: Int = 1) -> ServerConfiguration {
@@ -86,9 +86,10 @@ import Testing
     @Test func aLargeBatchPutsTheRecordsBucketInDebtAndTheSDKKeepsItsOutbox() async throws {
         let world = try await SyncWorld.make()
         try await Self.setLimits(world, tenant: world.tenant, [.recordsPerSecond: 1])
-        try await world.serve(Self.configuration()) { server in
+        // 1 a second over 1,000 replicas: a refill of the debt below takes 50,000 s.
+        try await world.serve(Self.configuration(replicas: 1000)) { server in
             let ada = try await world.token(user: "ada")
-            // A full bucket admits a batch larger than it holds; the tenant then owes 49 s.
+            // A full bucket admits a batch larger than it holds; the tenant then owes 49 changes.
             #expect(try await Self.push(server, token: ada, Self.habits(50).map(\.1)).status == 200)
             let over = try await Self.push(server, token: ada, Self.habits(1).map(\.1))
             #expect(over.status == 429 && Self.refusal(over).limit == "recordsPerSecond", "\(over.text)")
