@@ -7,8 +7,9 @@ import Synchronization
 /// tenant's limits (`tenant set-limits`), read from the database and kept for `cacheLifetime`;
 /// a token bucket per tenant for pushes and for records a second, holding this replica's share
 /// (the limit divided by `replicas`); the tenant's stored rows, counted again every
-/// `storageRefresh` while it has a storage limit. Refusals are `APIError`s of kind
-/// `tenantLimit`, naming the limit, with the seconds until it would admit the request.
+/// `storageRefresh` while it has a storage limit; the day's changes through `TenantMeter`.
+/// Refusals are `APIError`s of kind `tenantLimit`, naming the limit, with the seconds until it
+/// would admit the request.
 public final class TenantQuotas: Sendable {
     public struct Settings: Sendable {
         /// How long a tenant's limits are used before they are read again: a change reaches
