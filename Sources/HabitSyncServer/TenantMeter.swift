@@ -11,12 +11,19 @@ import Synchronization
 /// database away) are kept and added with the next flush.
 ///
 /// It also knows each tenant's changes received today, for the daily records limit: the
-/// day's total as the database last told it (a flush returns it; a tenant this replica has
-/// not flushed is read when asked) plus what this replica counted since.
+/// day's total of all replicas as the database last gave it (returned to a flush, or read
+/// once a flush interval old), plus what this replica counted since — also while a flush is
+/// writing it. A read that a flush overlapped is not used (it may or may not hold that
+/// flush's counts), so this replica's own counts are never missed or counted twice; other
+/// replicas' arrive within a flush interval.
 public final class TenantMeter: Service, Sendable {
     private struct State {
         var pending: [TenantUsageStore.Key: TenantUsage] = [:]
-        /// The day's changes received as the database last said, and when it said it.
+        /// What the flush running now is writing.
+        var inFlight: [TenantUsageStore.Key: TenantUsage] = [:]
+        /// Flushes begun: a read of the totals that one began during is not used.
+        var flushesBegun = 0
+        /// The day's changes received as the database last gave them, and when.
         var stored: [TenantUsageStore.Key: (total: Int64, at: ContinuousClock.Instant)] = [:]
     }
 
@@ -40,41 +47,56 @@ public final class TenantMeter: Service, Sendable {
         state.withLock { add(&$0.pending[key, default: TenantUsage()]) }
     }
 
-    /// The tenant's changes received today, all replicas: as the database last said (read
-    /// again once a flush interval old) and this replica's since.
+    /// The tenant's changes received today: all replicas' as the database last gave them, and
+    /// this replica's since.
     func changesReceivedToday(_ tenant: UUID) async throws -> Int64 {
         let key = TenantUsageStore.Key(tenant: tenant, day: Self.today())
-        let now = clock.now
-        if let known = state.withLock({ state in state.stored[key].map { ($0, state.pending[key]?.changesReceived ?? 0) } }),
-            now - known.0.at < flushInterval
-        {
-            return known.0.total + known.1
+        for _ in 0..<3 {
+            let now = clock.now
+            // Known and fresh, or a flush of it is writing (it returns the total): as known.
+            let (known, begun) = state.withLock { state -> (Int64?, Int) in
+                guard let stored = state.stored[key], now - stored.at < flushInterval || state.inFlight[key] != nil else { return (nil, state.flushesBegun) }
+                return (stored.total + Self.unwritten(state, key), state.flushesBegun)
+            }
+            if let known { return known }
+            let total = try await store.usage(tenant: tenant, from: key.day, to: key.day).first?.usage.changesReceived ?? 0
+            let read = state.withLock { state -> Int64? in
+                guard state.flushesBegun == begun else { return state.stored[key].map { $0.total + Self.unwritten(state, key) } }
+                state.stored[key] = (total, now)
+                return total + Self.unwritten(state, key)
+            }
+            if let read { return read }
         }
-        let total = try await store.usage(tenant: tenant, from: key.day, to: key.day).first?.usage.changesReceived ?? 0
-        return state.withLock { state in
-            state.stored[key] = (total, now)
-            return total + (state.pending[key]?.changesReceived ?? 0)
-        }
+        // Flushes kept overlapping the read (a flush interval far below a read's time).
+        throw APIError(.databaseBusy, "the tenant's daily count could not be read; retry shortly")
+    }
+
+    private static func unwritten(_ state: State, _ key: TenantUsageStore.Key) -> Int64 {
+        (state.pending[key]?.changesReceived ?? 0) + (state.inFlight[key]?.changesReceived ?? 0)
     }
 
     /// Writes what was counted since the last flush; on failure keeps it for the next.
     public func flush() async {
         let taken = state.withLock { state in
-            defer { state.pending = [:] }
-            return state.pending
+            guard !state.pending.isEmpty else { return [TenantUsageStore.Key: TenantUsage]() }
+            state.flushesBegun += 1
+            state.inFlight = state.pending
+            state.pending = [:]
+            return state.inFlight
         }
         guard !taken.isEmpty else { return }
         do {
             let totals = try await store.add(taken.map { (key: $0.key, usage: $0.value) })
-            let now = clock.now
-            let today = Self.today()
+            let (today, now) = (Self.today(), clock.now)
             state.withLock { state in
                 state.stored = state.stored.filter { $0.key.day == today }
                 for (key, total) in totals where key.day == today { state.stored[key] = (total, now) }
+                state.inFlight = [:]
             }
         } catch {
             state.withLock { state in
-                for (key, usage) in taken { state.pending[key] = usage + (state.pending[key] ?? TenantUsage()) }
+                for (key, usage) in state.inFlight { state.pending[key] = usage + (state.pending[key] ?? TenantUsage()) }
+                state.inFlight = [:]
             }
             logger.warning("tenant usage not written; kept for the next flush", metadata: ["error": .string(String(describing: type(of: error)))])
         }

@@ -127,7 +127,10 @@ import Testing
         let world = try await SyncWorld.make()
         try await TenantQuotaTests.setLimits(world, tenant: world.tenant, [.recordsPerDay: 10])
         let ada = try await world.token(user: "ada")
-        try await world.serve(TenantQuotaTests.configuration()) { server in
+        // Flushes every 50 ms: the count must hold while flushes write it between the pushes.
+        var configuration = TenantQuotaTests.configuration()
+        configuration.meterFlushInterval = .milliseconds(50)
+        try await world.serve(configuration) { server in
             #expect(try await TenantQuotaTests.push(server, token: ada, TenantQuotaTests.habits(6).map(\.1)).status == 200)
             // 6 + 5 > 10: refused whole, until tomorrow.
             let over = try await TenantQuotaTests.push(server, token: ada, TenantQuotaTests.habits(5).map(\.1))
@@ -138,7 +141,7 @@ import Testing
             #expect(try await TenantQuotaTests.push(server, token: ada, TenantQuotaTests.habits(1).map(\.1)).status == 429)
         }
         // A new server knows the day's count from the database.
-        try await world.serve(TenantQuotaTests.configuration()) { server in
+        try await world.serve(configuration) { server in
             let over = try await TenantQuotaTests.push(server, token: ada, TenantQuotaTests.habits(1).map(\.1))
             #expect(over.status == 429 && TenantQuotaTests.refusal(over).limit == "recordsPerDay", "\(over.text)")
             // Deletes count as changes too, but a tenant may lift the limit: then it goes on.
