@@ -31,9 +31,10 @@ public struct TenantLimitsStore: Sendable {
         let columns: PGFragment = kinds.map(column).joined(separator: ", ")
         let values: PGQuery = kinds.map { "\(limits[$0])" as PGQuery }.joined(separator: ", ")
         let updates: PGFragment = kinds.map { "\(column($0)) = EXCLUDED.\(column($0))" as PGFragment }.joined(separator: ", ")
+        // The time as a value, not now(): Citus takes only immutable functions in DO UPDATE.
         return """
-            INSERT INTO tenant_limits (tenant_id, \(columns)) VALUES (\(tenantID), \(values))
-            ON CONFLICT (tenant_id) DO UPDATE SET \(updates), updated_at = now()
+            INSERT INTO tenant_limits (tenant_id, \(columns), updated_at) VALUES (\(tenantID), \(values), \(Date()))
+            ON CONFLICT (tenant_id) DO UPDATE SET \(updates), updated_at = EXCLUDED.updated_at
             """
     }
 

@@ -48,10 +48,11 @@ public struct TenantUsageStore: Sendable {
 
     /// Adds every key's counts to its row; returns each row's changes received after. Counts
     /// of a tenant erased since are dropped (policy `meter_read` shows the flush every tenant).
+    /// The time is a value, not now(): Citus takes only immutable functions in DO UPDATE.
     static func add(_ counts: [(key: Key, usage: TenantUsage)]) -> PGQuery {
         """
-        INSERT INTO tenant_usage AS t (tenant_id, day, pushes, changes_received, changes_applied, pushes_refused, pulls, bytes_in, bytes_out)
-        SELECT c.* FROM unnest(\(counts.map(\.key.tenant))::uuid[], \(counts.map(\.key.day))::date[], \(counts.map(\.usage.pushes))::int8[],
+        INSERT INTO tenant_usage AS t (tenant_id, day, pushes, changes_received, changes_applied, pushes_refused, pulls, bytes_in, bytes_out, updated_at)
+        SELECT c.*, \(Date())::timestamptz FROM unnest(\(counts.map(\.key.tenant))::uuid[], \(counts.map(\.key.day))::date[], \(counts.map(\.usage.pushes))::int8[],
                                \(counts.map(\.usage.changesReceived))::int8[], \(counts.map(\.usage.changesApplied))::int8[],
                                \(counts.map(\.usage.pushesRefused))::int8[], \(counts.map(\.usage.pulls))::int8[],
                                \(counts.map(\.usage.bytesIn))::int8[], \(counts.map(\.usage.bytesOut))::int8[])
@@ -61,7 +62,7 @@ public struct TenantUsageStore: Sendable {
             pushes = t.pushes + EXCLUDED.pushes, changes_received = t.changes_received + EXCLUDED.changes_received,
             changes_applied = t.changes_applied + EXCLUDED.changes_applied, pushes_refused = t.pushes_refused + EXCLUDED.pushes_refused,
             pulls = t.pulls + EXCLUDED.pulls, bytes_in = t.bytes_in + EXCLUDED.bytes_in, bytes_out = t.bytes_out + EXCLUDED.bytes_out,
-            updated_at = now()
+            updated_at = EXCLUDED.updated_at
         RETURNING t.tenant_id, t.day::text AS day, t.changes_received
         """
     }
