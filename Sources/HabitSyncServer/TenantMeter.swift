@@ -1,6 +1,7 @@
 import Foundation
 import HabitSyncDomain
 import HabitSyncStore
+import LibPQClient
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -98,7 +99,9 @@ public final class TenantMeter: Service, Sendable {
                 for (key, usage) in state.inFlight { state.pending[key] = usage + (state.pending[key] ?? TenantUsage()) }
                 state.inFlight = [:]
             }
-            logger.warning("tenant usage not written; kept for the next flush", metadata: ["error": .string(String(describing: type(of: error)))])
+            // The database's code and message (no counts or ids of its statement's values).
+            let reason = (error as? PGError).map { "\($0.sqlState?.description ?? "?") \($0.message)" } ?? String(describing: type(of: error))
+            logger.warning("tenant usage not written; kept for the next flush", metadata: ["error": .string(reason)])
         }
     }
 
