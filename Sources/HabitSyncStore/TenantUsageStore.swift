@@ -46,9 +46,8 @@ public struct TenantUsageStore: Sendable {
         }
     }
 
-    /// Adds every key's counts to its row; returns each row's changes received after. Counts
-    /// of a tenant erased since are dropped (policy `meter_read` shows the flush every tenant).
-    /// The time is a value, not now(): Citus takes only immutable functions in DO UPDATE.
+    /// Adds every key's counts to its row; returns each row's changes received after. The time
+    /// is a value, not now(): Citus takes only immutable functions in DO UPDATE.
     static func add(_ counts: [(key: Key, usage: TenantUsage)]) -> PGQuery {
         """
         INSERT INTO tenant_usage AS t (tenant_id, day, pushes, changes_received, changes_applied, pushes_refused, pulls, bytes_in, bytes_out, updated_at)
@@ -57,7 +56,6 @@ public struct TenantUsageStore: Sendable {
                                \(counts.map(\.usage.pushesRefused))::int8[], \(counts.map(\.usage.pulls))::int8[],
                                \(counts.map(\.usage.bytesIn))::int8[], \(counts.map(\.usage.bytesOut))::int8[])
                           AS c (tenant_id, day, pushes, changes_received, changes_applied, pushes_refused, pulls, bytes_in, bytes_out)
-        WHERE EXISTS (SELECT 1 FROM tenants x WHERE x.id = c.tenant_id)
         ON CONFLICT (tenant_id, day) DO UPDATE SET
             pushes = t.pushes + EXCLUDED.pushes, changes_received = t.changes_received + EXCLUDED.changes_received,
             changes_applied = t.changes_applied + EXCLUDED.changes_applied, pushes_refused = t.pushes_refused + EXCLUDED.pushes_refused,
@@ -74,6 +72,13 @@ public struct TenantUsageStore: Sendable {
         """
     }
 
+    /// Which of `tenants` still exist (policy `meter_read` shows a flush every tenant): the
+    /// counts of a tenant erased since they were made are dropped, not left failing the
+    /// others' on the foreign key. Read apart from the insert, which Citus runs on the nodes.
+    static func existing(_ tenants: [UUID]) -> PGQuery {
+        "SELECT id FROM tenants WHERE id = ANY(\(tenants)::uuid[])"
+    }
+
     /// The transaction of a flush: it writes several tenants' rows (policy `meter_write`).
     static let meterScope = [PGLocalSetting("habitsync.scope", "meter")]
 
@@ -81,8 +86,11 @@ public struct TenantUsageStore: Sendable {
     public func add(_ counts: [(key: Key, usage: TenantUsage)]) async throws -> [Key: Int64] {
         guard !counts.isEmpty else { return [:] }
         return try await pool.withTransaction(localSettings: Self.meterScope) { connection in
+            let existing = Set(try await connection.query(Self.existing(Array(Set(counts.map(\.key.tenant))))).rows.map { try $0.decode("id", as: UUID.self) })
+            let kept = counts.filter { existing.contains($0.key.tenant) }
+            guard !kept.isEmpty else { return [:] }
             var totals: [Key: Int64] = [:]
-            for row in try await connection.query(Self.add(counts)).rows {
+            for row in try await connection.query(Self.add(kept)).rows {
                 guard let day = LocalDate(try row.decode("day", as: String.self)) else { continue }
                 totals[Key(tenant: try row.decode("tenant_id", as: UUID.self), day: day)] = try row.decode("changes_received", as: Int64.self)
             }
