@@ -11,7 +11,8 @@ import Testing
 /// Per-tenant metering against a real server (docs/analytics.md, "Tenant usage"): what the
 /// test sent is what `tenant_usage` holds, across a restart of the server, and the daily
 /// records limit counts every replica's and every run's changes of the day.
-@Suite struct TenantMeteringTests {
+@Suite(.disabled(if: TestPostgres.onCitus, "not yet on Citus: a flush into tenant_usage is refused there (permission denied for table tenants; deploy/README.md, \"Citus\")"))
+struct TenantMeteringTests {
     /// A test that counts a day waits out the last two minutes of a UTC day first (a bounded
     /// wait): its counts must not straddle midnight.
     static func awayFromMidnight() async throws {
