@@ -21,7 +21,7 @@ COMMENT ON COLUMN tenant_usage.tenant_id IS 'The tenant.';
 COMMENT ON COLUMN tenant_usage.day IS 'The UTC day.';
 COMMENT ON COLUMN tenant_usage.pushes IS 'Pushes taken (past the tenant''s limits), retries of a stored batch included.';
 COMMENT ON COLUMN tenant_usage.changes_received IS 'Changes in those pushes: what records_per_day limits.';
-COMMENT ON COLUMN tenant_usage.changes_applied IS 'Changes stored (status applied or merged).';
+COMMENT ON COLUMN tenant_usage.changes_applied IS 'Changes stored (result status applied).';
 COMMENT ON COLUMN tenant_usage.pushes_refused IS 'Pushes refused by a tenant limit (429 tenant_limit_exceeded).';
 COMMENT ON COLUMN tenant_usage.pulls IS 'Pull pages served.';
 COMMENT ON COLUMN tenant_usage.bytes_in IS 'Bytes of push bodies (after gzip decoding, if they were sent compressed).';

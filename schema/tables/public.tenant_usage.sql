@@ -10,7 +10,7 @@ CREATE TABLE public.tenant_usage (
     pushes bigint DEFAULT 0 NOT NULL,
     -- Changes in those pushes: what records_per_day limits.
     changes_received bigint DEFAULT 0 NOT NULL,
-    -- Changes stored (status applied or merged).
+    -- Changes stored (result status applied).
     changes_applied bigint DEFAULT 0 NOT NULL,
     -- Pushes refused by a tenant limit (429 tenant_limit_exceeded).
     pushes_refused bigint DEFAULT 0 NOT NULL,
