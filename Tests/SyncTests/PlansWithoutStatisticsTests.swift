@@ -148,6 +148,62 @@ import Testing
         }
     }
 
+    /// A page in version order never reads through an index by day, whatever the planner
+    /// believes: with every other index of the tables gone and sequential scans off, its plan
+    /// has no index left to choose, while the recent phase's page (the control) still takes
+    /// its index by day. Before migration 0044 a page's `server_version > 0` implied those
+    /// indexes' predicate, and without statistics a page sometimes read and sorted a ten-year
+    /// user's every day through one (36,561 rows fetched in `keyedReadsOfALongHistory…`).
+    @Test func pagesInVersionOrderCannotChooseTheIndexesByDay() async throws {
+        guard !TestPostgres.onCitus else { return }
+        let database = try await TestPostgres.shared.migratedDatabase()
+        let tenant = UUID()
+        let indexesByDay: [(collection: SyncCollection, table: String, index: String)] = [
+            (.dailyProgress, "daily_progress", "daily_progress_by_day"),
+            (.xpTransactions, "xp_transactions", "xp_transactions_by_time"),
+            (.focusSessions, "focus_sessions", "focus_sessions_by_start"),
+        ]
+        let recentFrom = Self.lastDay.adding(days: -34)
+        try await database.withPool(size: 1) { owner in
+            try await owner.withConnection { connection in
+                for (_, table, index) in indexesByDay {
+                    let constraints = try await connection.query(
+                        "SELECT conname FROM pg_constraint WHERE conrelid = \(table)::regclass AND contype IN ('p', 'u', 'x')")
+                    for row in constraints.rows {
+                        let name = PGQuery.quoteIdentifier(try row.decode("conname", as: String.self))
+                        try await connection.query(PGQuery(unsafeSQL: "ALTER TABLE \(table) DROP CONSTRAINT \(name) CASCADE"))
+                    }
+                    let others = try await connection.query(
+                        "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = \(table)::regclass AND c.relname <> \(index)")
+                    for row in others.rows {
+                        try await connection.query(PGQuery(unsafeSQL: "DROP INDEX \(PGQuery.quoteIdentifier(try row.decode("relname", as: String.self)))"))
+                    }
+                }
+                try await connection.query("SET enable_seqscan = off")
+                func plan(_ query: PGQuery) async throws -> String {
+                    var explain: PGQuery = "EXPLAIN "
+                    explain.append(query)
+                    return try await connection.query(explain).rows.map { try $0.decode("QUERY PLAN", as: String.self) }.joined(separator: "\n")
+                }
+                for (collection, _, index) in indexesByDay {
+                    func page(after: Int64, _ selection: PullPageSQL.Selection, window: LocalDate? = nil) -> PGQuery {
+                        PullPageSQL.page([collection], tenant: tenant, user: "u", after: after, limit: 10, tombstoneFloor: 0, selection: selection, window: window)
+                    }
+                    let inVersionOrder = [
+                        page(after: 0, .all), page(after: 36_000, .all), page(after: 0, .all, window: Self.lastDay.adding(days: -90)),
+                        page(after: 0, .history(recentFrom: recentFrom, boundary: 36_000)),
+                    ]
+                    for query in inVersionOrder {
+                        let chosen = try await plan(query)
+                        #expect(!chosen.contains(index), "\(collection) page in version order chose \(index):\n\(chosen)")
+                    }
+                    let recent = try await plan(page(after: 0, .recent(from: recentFrom)))
+                    #expect(recent.contains(index), "\(collection) recent page did not choose \(index):\n\(recent)")
+                }
+            }
+        }
+    }
+
     /// A week's statistics of a user with 300 daily habits and 200 days of history read that
     /// week's 2,100 habit-days, whatever the planner believes. CI once timed out (10 s) on
     /// 1,000 habits' month: estimated at a row, the habits were joined a second time in a loop

@@ -60,7 +60,7 @@ ALTER TABLE public.daily_progress ADD CONSTRAINT daily_progress_timestamps_check
 ALTER TABLE public.daily_progress ADD CONSTRAINT daily_progress_updated_by_check CHECK (((char_length(updated_by) >= 1) AND (char_length(updated_by) <= 100)));
 
 -- Indexes
-CREATE INDEX daily_progress_by_day ON public.daily_progress USING btree (tenant_id, user_id, date) WHERE (server_version >= 0);
+CREATE INDEX daily_progress_by_day ON public.daily_progress USING btree (tenant_id, user_id, date) WHERE ((server_version >= 0) IS TRUE);
 CREATE UNIQUE INDEX daily_progress_natural_key ON public.daily_progress USING btree (tenant_id, user_id, habit_id, date) WHERE (habit_id IS NOT NULL);
 CREATE UNIQUE INDEX daily_progress_pull ON public.daily_progress USING btree (tenant_id, user_id, server_version) WHERE (server_version > 0);
 

@@ -46,7 +46,7 @@ ALTER TABLE public.focus_sessions ADD CONSTRAINT focus_sessions_tenant_id_user_i
 ALTER TABLE public.focus_sessions ADD CONSTRAINT focus_sessions_updated_by_check CHECK (((char_length(updated_by) >= 1) AND (char_length(updated_by) <= 100)));
 
 -- Indexes
-CREATE INDEX focus_sessions_by_start ON public.focus_sessions USING btree (tenant_id, user_id, start_time) WHERE (server_version >= 0);
+CREATE INDEX focus_sessions_by_start ON public.focus_sessions USING btree (tenant_id, user_id, start_time) WHERE ((server_version >= 0) IS TRUE);
 CREATE UNIQUE INDEX focus_sessions_one_running ON public.focus_sessions USING btree (tenant_id, user_id) WHERE ((state = ANY (ARRAY['active'::text, 'paused'::text])) AND (deleted_at IS NULL));
 CREATE UNIQUE INDEX focus_sessions_pull ON public.focus_sessions USING btree (tenant_id, user_id, server_version);
 

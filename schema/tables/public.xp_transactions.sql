@@ -40,7 +40,7 @@ ALTER TABLE public.xp_transactions ADD CONSTRAINT xp_transactions_updated_by_che
 
 -- Indexes
 CREATE INDEX xp_transactions_by_date ON public.xp_transactions USING btree (tenant_id, user_id, date) WHERE (date IS NOT NULL);
-CREATE INDEX xp_transactions_by_time ON public.xp_transactions USING btree (tenant_id, user_id, occurred_at) WHERE (server_version >= 0);
+CREATE INDEX xp_transactions_by_time ON public.xp_transactions USING btree (tenant_id, user_id, occurred_at) WHERE ((server_version >= 0) IS TRUE);
 CREATE UNIQUE INDEX xp_transactions_pull ON public.xp_transactions USING btree (tenant_id, user_id, server_version);
 
 -- Triggers

@@ -78,10 +78,12 @@ enum PullPageSQL {
         return condition
     }
 
-    /// `server_version >= 0` (always true): the predicate of the partial indexes by day
-    /// (migration 0041), stated by the reads that pick rows by their dates so that those
-    /// indexes serve them; no other statement can choose them.
-    static let byDays: PGQuery = " AND h.server_version >= 0"
+    /// `(server_version >= 0) IS TRUE` (always true): the predicate of the partial indexes by
+    /// day (migrations 0041, 0044), stated by the reads that pick rows by their dates so that
+    /// those indexes serve them. PostgreSQL proves it only from the same clause, so no other
+    /// statement can choose them: not a page in version order, whose `server_version > 0`
+    /// would imply a plain `server_version >= 0`.
+    static let byDays: PGQuery = " AND (h.server_version >= 0) IS TRUE"
 
     /// One branch per collection the selection reads, each cut to `limit`, merged in version
     /// order and cut again (no row where it reads none).
