@@ -45,6 +45,11 @@ let package = Package(
         // The device SDK's local store; also for tests that alter a device's SQLite file
         // behind the SDK's back.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // Spans (the API Hummingbird already builds on); exported over OTLP/HTTP by swift-otel
+        // when the operator turns tracing on (docs/operations.md, "Tracing"). OTLP/HTTP only:
+        // the gRPC exporter would add grpc-swift to every build.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // The domain rules shared by the server and the device SDK: collections, record
@@ -81,6 +86,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strictSettings
         ),
@@ -133,6 +139,7 @@ let package = Package(
                 "HabitSyncAuth",
                 "HabitSyncDomain",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strictSettings
         ),
@@ -155,6 +162,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "OTel", package: "swift-otel"),
             ],
             resources: [.embedInCode("Resources/openapi.yaml")],
             swiftSettings: strictSettings
@@ -187,6 +196,7 @@ let package = Package(
                 "LibPQClient", "EmbeddedPostgres", "Migrations", "HabitSyncAuth", "HabitSyncStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),

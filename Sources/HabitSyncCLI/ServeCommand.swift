@@ -62,6 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: ServeSettings.tenantStorageRefresh.name, help: ServeSettings.tenantStorageRefresh.help) var tenantStorageRefresh: String?
     @Option(name: ServeSettings.meterFlush.name, help: ServeSettings.meterFlush.help) var meterFlush: String?
     @Option(name: ServeSettings.metricsTenants.name, help: ServeSettings.metricsTenants.help) var metricsTenants: String?
+    @Option(name: ServeSettings.traceUserIDs.name, help: ServeSettings.traceUserIDs.help) var traceUserIDs: String?
 
     struct Settings {
         var server: ServerConfiguration
@@ -120,6 +121,7 @@ struct ServeCommand: AsyncParsableCommand {
             replicas: try S.tenantLimitReplicas.resolve(tenantLimitReplicas))
         server.meterFlushInterval = try S.meterFlush.resolve(meterFlush)
         server.metricsTenants = try S.metricsTenants.resolve(metricsTenants)
+        server.traceUserIDs = try S.traceUserIDs.resolve(traceUserIDs)
         return Settings(
             server: server, migrate: try S.migrate.resolve(migrate), poolSize: try S.poolSize.resolve(poolSize),
             poolLeaseTimeout: try S.poolLeaseTimeout.resolve(poolLeaseTimeout), drainTimeout: try S.drainTimeout.resolve(drainTimeout),
@@ -168,6 +170,18 @@ struct ServeCommand: AsyncParsableCommand {
         // Every connection's notices go to the log, rate-limited, not raw to stderr.
         let notices = DatabaseNoticeLog(logger: logger).sink
         Self.fitToDescriptors(&fitted, logger: logger)
+        // Tracing (off unless the environment's OTEL_* variables turn it on): bootstrapped once,
+        // before anything makes a span; its exporter runs beside the server and sends the last
+        // spans when it stops.
+        var tracing: (any Service)?
+        do {
+            if try ServerTracing.isEnabled(environment: ProcessInfo.processInfo.environment) {
+                tracing = try ServerTracing.bootstrap()
+                fitted.server.tracing = true
+            }
+        } catch {
+            throw CLIFailure(message: "tracing: \(error)")
+        }
         let settings = fitted
         let directory = try common.migrationDirectory()
         let migrationOptions = try common.migrationOptions()
@@ -209,7 +223,8 @@ struct ServeCommand: AsyncParsableCommand {
             onServerRunning: { port in logger.info("serving", metadata: ["host": "\(settings.server.host)", "port": "\(port)"]) })
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: pool), .init(service: app), .init(service: readiness)],
+                // Shut down in reverse order: the exporter last, after the last request's spans.
+                services: (tracing.map { [.init(service: $0)] } ?? []) + [.init(service: pool), .init(service: app), .init(service: readiness)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )

@@ -132,6 +132,11 @@ enum ServeSettings {
         "metrics-tenants", "HABITSYNC_METRICS_TENANTS", "How many tenants get a tenant label of their own on /metrics (the others are counted as other).",
         default: TenantMetricLabels().limit, in: 0...10_000)
 
+    static let traceUserIDs = ConfigurationSetting<Bool>.choice(
+        "trace-user-ids", "HABITSYNC_TRACE_USER_IDS",
+        "record: traces name the user (enduser.id) as well as the tenant; omit: they name the tenant only.", ["record": true, "omit": false],
+        default: "omit")
+
     /// Every setting as the README shows it (`ConfigurationSettingTests`).
     static let all: [ConfigurationSettingRow] = [
         host.row, port.row, migrate.row, poolSize.row, statementTimeout.row, drainTimeout.row, requestRole.row, maxBatchChanges.row,
@@ -140,6 +145,6 @@ enum ServeSettings {
         streamIdleTimeout.row, headerTimeout.row, keepAliveTimeout.row, bodyTimeout.row, bodyMinRate.row, bodyRateGrace.row,
         maxConnections.row, maxExpensiveReadsPerUser.row, issuerKeyRefresh.row, issuerUnknownKeyRefresh.row, issuerKeyMaxStaleness.row,
         issuerFetchTimeout.row, issuerPrivateAddresses.row, issuerLoopbackHTTP.row, tenantLimitReplicas.row, tenantLimitsCache.row,
-        tenantStorageRefresh.row, meterFlush.row, metricsTenants.row,
+        tenantStorageRefresh.row, meterFlush.row, metricsTenants.row, traceUserIDs.row,
     ]
 }

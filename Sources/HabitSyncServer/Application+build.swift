@@ -31,6 +31,8 @@ public func buildApplication(
     let router = Router(context: HabitSyncRequestContext.self)
     let routeMethods = RouteMethods()
     router.add(middleware: RequestObservationMiddleware(metrics: metrics, routes: routeMethods))
+    // Only when traced: with tracing off a request costs nothing more than before.
+    if configuration.tracing { router.add(middleware: RequestTracingMiddleware()) }
     HealthController(pool: pool, readiness: readiness, metrics: metrics, binaryHeadVersion: binaryHeadVersion)
         .addRoutes(to: router)
     OpenAPIDocument.addRoute(to: router)
@@ -38,7 +40,7 @@ public func buildApplication(
     let authenticator = Authenticator(
         tenants: TenantStore(pool: pool), issuers: IssuerStore(pool: pool),
         issuerKeys: IssuerKeyCache(settings: configuration.identity, logger: logger, metrics: metrics))
-    let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator))
+    let v1 = router.group("v1").add(middleware: AuthenticationMiddleware(authenticator: authenticator, traceUserIDs: configuration.traceUserIDs))
         .group(context: AuthenticatedRequestContext.self)
     // Read once, shared by every push; read as soon as the server listens (not before: a start
     // that fails to bind must not leave a query running) so that the first pushes seldom wait.

@@ -62,6 +62,11 @@ public struct ServerConfiguration: Sendable {
     public static let defaultMeterFlushInterval: Duration = .seconds(10)
     /// How many tenants get a `tenant` label of their own on `/metrics` (the rest: `other`).
     public var metricsTenants = TenantMetricLabels().limit
+    /// Each request a trace (`RequestTracingMiddleware`): on when `serve` found tracing turned
+    /// on in the environment (`ServerTracing`) and bootstrapped the tracer.
+    public var tracing = false
+    /// Traces name the user (`enduser.id`), not only the tenant (`--trace-user-ids`).
+    public var traceUserIDs = false
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server",

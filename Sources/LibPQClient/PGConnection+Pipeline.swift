@@ -1,6 +1,7 @@
 import CLibPQ
 import Foundation
 import Synchronization
+import Tracing
 
 /// Several statements in one round trip (libpq's pipeline mode), and what waits to go with the
 /// next one: a transaction's `BEGIN` and settings, statements whose results nobody reads.
@@ -104,12 +105,16 @@ extension PGConnection {
             statementCounter?.note(query)
         }
         let named = namedPreparedStatements
-        return try await blockingCall { handle, pointer in
-            let (prelude, deferred) = handle.takePending()
-            let results = try Self.runPipeline(prelude: prelude, deferred: deferred, queries, named: named, commit: commit, handle: handle, on: pointer)
-            handle.deliveredResult = true
-            if commit { handle.committed = true }
-            return results
+        // A pipeline that ends the transaction is its commit: its statements, then COMMIT.
+        return try await withSpanWhenTraced(commit ? "db.commit" : "db.pipeline", ofKind: .client) { span in
+            DatabaseSpan.describe(span, statements: queries.count)
+            return try await blockingCall { handle, pointer in
+                let (prelude, deferred) = handle.takePending()
+                let results = try Self.runPipeline(prelude: prelude, deferred: deferred, queries, named: named, commit: commit, handle: handle, on: pointer)
+                handle.deliveredResult = true
+                if commit { handle.committed = true }
+                return results
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import CLibPQ
 import Foundation
 import Synchronization
+import Tracing
 
 /// One statement at a time: prepared once per session and run by name, or unnamed (through a
 /// pooler without prepared statements), or as simple-protocol text for fixed commands.
@@ -14,7 +15,14 @@ extension PGConnection {
         try Self.refuseNULInText(query.binds)
         statementCounter?.note(query)
         let named = namedPreparedStatements
-        return try await blockingCall { handle, pointer in
+        return try await withSpanWhenTraced("db.query", ofKind: .client) { span in
+            DatabaseSpan.describe(span, statements: 1)
+            return try await run(query, named: named)
+        }
+    }
+
+    private func run(_ query: PGQuery, named: Bool) async throws -> PGResult {
+        try await blockingCall { handle, pointer in
             let query = handle.relationNames?.apply(to: query) ?? query
             let result: PGResult
             if handle.hasPending {
@@ -45,7 +53,16 @@ extension PGConnection {
             return PGResult(columns: [], cells: [], affectedRows: nil, commandTag: sql)
         }
         let named = namedPreparedStatements
-        return try await blockingCall { handle, pointer in
+        // COMMIT and ROLLBACK are the transaction's end; other commands are session setup.
+        let name = sql == "COMMIT" ? "db.commit" : sql == "ROLLBACK" ? "db.rollback" : "db.command"
+        return try await withSpanWhenTraced(name, ofKind: .client) { span in
+            DatabaseSpan.describe(span)
+            return try await runSimple(sql, named: named)
+        }
+    }
+
+    private func runSimple(_ sql: String, named: Bool) async throws -> PGResult {
+        try await blockingCall { handle, pointer in
             if handle.hasPending {
                 let (prelude, deferred) = handle.takePending()
                 _ = try Self.runPipeline(prelude: prelude, deferred: deferred, [], named: named, handle: handle, on: pointer)

@@ -2,6 +2,7 @@ import Logging
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// A fixed-size pool of PostgreSQL connections, run as a ServiceLifecycle service.
 ///
@@ -133,6 +134,18 @@ public final class PGPool: Service, Sendable {
         settings += configuration.connection.transactionSettings(role: role) + localSettings
         // One statement for every setting (the values bound), unless they must be commands.
         let asCommands = configuration.connection.localSettingsAsCommands
+        return try await withSpanWhenTraced("db.transaction", ofKind: .client) { span in
+            DatabaseSpan.describe(span)
+            return try await transaction(begin: begin, settings: settings, asCommands: asCommands, relationNames: relationNames, body)
+        }
+    }
+
+    /// `withTransaction`'s attempts: a new one where the first round trip found the
+    /// connection dead.
+    private func transaction<Result>(
+        begin: [String], settings: [PGLocalSetting], asCommands: Bool, relationNames: PGRelationNames?,
+        _ body: (PGConnection) async throws -> Result
+    ) async throws -> Result {
         var attempt = 0
         while true {
             attempt += 1

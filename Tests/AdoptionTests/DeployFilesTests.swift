@@ -71,6 +71,29 @@ import Testing
         #expect(runtime.contains { $0.hasPrefix("ENTRYPOINT") && $0.contains("/app/habitsync-server") })
     }
 
+    /// The tracing examples send to a collector that listens where they send (docs/operations.md,
+    /// "Tracing"): compose's server to its collector service over OTLP/HTTP; Kubernetes'
+    /// `$(NAME)` references only to variables listed before them, which is all it expands.
+    @Test func theTracingExamplesReachTheirCollector() throws {
+        let compose = try String(contentsOf: Self.root.appendingPathComponent("docker-compose.yml"), encoding: .utf8)
+        #expect(compose.contains("OTEL_TRACES_EXPORTER: otlp") && compose.contains("OTEL_EXPORTER_OTLP_ENDPOINT: http://otel-collector:4318"))
+        #expect(compose.contains("\n  otel-collector:\n") && compose.contains("./deploy/otel-collector.yaml:/etc/otelcol/config.yaml"))
+        let collector = try String(contentsOf: Self.root.appendingPathComponent("deploy/otel-collector.yaml"), encoding: .utf8)
+        #expect(collector.contains("http:\n        endpoint: 0.0.0.0:4318") && collector.contains("receivers: [otlp]"))
+
+        let deployment = try String(contentsOf: Self.root.appendingPathComponent("deploy/kubernetes/deployment.yaml"), encoding: .utf8)
+        var listed: Set<String> = []
+        let name = try Regex(#"name: ([A-Z_]+)"#), reference = try Regex(#"\$\(([A-Z_]+)\)"#)
+        for line in deployment.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).hasPrefix("#") {
+            for match in line.matches(of: reference) {
+                let referenced = String(match.output[1].substring ?? "")
+                #expect(listed.contains(referenced), "$(\(referenced)) is used before it is listed: \(line)")
+            }
+            if let match = line.firstMatch(of: name) { listed.insert(String(match.output[1].substring ?? "")) }
+        }
+        #expect(listed.isSuperset(of: ["OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_TRACES_SAMPLER"]))
+    }
+
     @Test func theSystemdUnitVerifiesAndIsSandboxed() async throws {
         let unit = try String(contentsOf: Self.root.appendingPathComponent("deploy/systemd/habitsync-server.service"), encoding: .utf8)
         #expect(unit.contains("\nDynamicUser=yes\n"), "the unit makes its own user")

@@ -150,7 +150,7 @@ import Testing
             #expect(refused.header("Retry-After") == "5")
             // The other tenant's devices open theirs.
             let carol = try await RealtimeKit.engine(world, server, user: "carol", device: "watch", tenant: (other, otherKey))
-            var carolEvents = try await RealtimeKit.open(carol)
+            let carolEvents = try await RealtimeKit.open(carol)
             // Ada's stream still works: a change of hers elsewhere reaches it.
             let phone = try await world.client(server, user: "ada", device: "phone")
             #expect(try await phone.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status == 200)

@@ -55,6 +55,9 @@ public struct SyncEngine: Sendable {
         public var pullsStartedOver = 0
         /// What the engine found about the server's history, in order.
         public var timelineEvents: [TimelineEvent] = []
+        /// The trace id every request of this sync sent (`traceparent`): where the server
+        /// traces, the id to look its traces up by (log it, show it in a support screen).
+        public var traceID = ""
     }
 
     /// The server's `410` saying its history changed under this device.
@@ -79,7 +82,16 @@ public struct SyncEngine: Sendable {
     static let timelineChangesPerSync = 3
 
     public func sync() async throws -> Report {
-        var report = Report()
+        let trace = SyncTrace()
+        return try await SyncTrace.$current.withValue(trace) {
+            var report = Report()
+            report.traceID = trace.traceID
+            return try await sync(into: report)
+        }
+    }
+
+    private func sync(into report: Report) async throws -> Report {
+        var report = report
         var changes = 0
         while true {
             do {
@@ -230,6 +242,8 @@ public struct SyncEngine: Sendable {
         request.httpMethod = method
         request.setValue("Bearer \(try await token())", forHTTPHeaderField: "Authorization")
         request.setValue(store.deviceID, forHTTPHeaderField: "X-Device-Id")
+        // A request outside a sync (the event stream, the account's) is a trace of its own.
+        request.setValue((SyncTrace.current ?? SyncTrace()).traceParent(), forHTTPHeaderField: "traceparent")
         return request
     }
 

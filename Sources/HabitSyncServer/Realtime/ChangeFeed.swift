@@ -2,6 +2,7 @@ import HabitSyncStore
 import LibPQClient
 import Logging
 import ServiceLifecycle
+import Tracing
 
 /// The server's one `LISTEN` connection, turned into signals on the open streams: each
 /// committed push's notice goes to the user's streams; after the listener reconnects
@@ -120,7 +121,19 @@ struct ChangeFeed: Service {
                 logger.warning("ignored a malformed change notice")
                 return
             }
-            streams.deliver(notice)
+            deliver(notice)
         }
+    }
+
+    /// Tells the user's streams. A traced push's notice is a span of the push's trace
+    /// (`realtime.notice`), on whichever replica hears it.
+    private func deliver(_ notice: ChangeNotice) {
+        guard let traceParent = notice.traceParent else {
+            streams.deliver(notice)
+            return
+        }
+        let span = startSpan("realtime.notice", context: TraceParent.context(continuing: traceParent), ofKind: .consumer)
+        span.attributes["habitsync.streams_told"] = streams.deliver(notice)
+        span.end()
     }
 }

@@ -13,22 +13,31 @@ public struct ChangeNotice: Sendable, Equatable {
     public let serverVersion: Int64
     public let deviceID: String
     public let collections: [SyncCollection]
+    /// The push's trace (`TraceParent`), when it was traced: the listeners' spans continue it.
+    public let traceParent: String?
 
-    public init(tenantID: UUID, userID: String, serverVersion: Int64, deviceID: String, collections: [SyncCollection]) {
+    /// The longest `traceParent` kept (W3C's version 00 is 55 characters).
+    static let maximumTraceParentLength = 100
+
+    public init(tenantID: UUID, userID: String, serverVersion: Int64, deviceID: String, collections: [SyncCollection], traceParent: String? = nil) {
         self.tenantID = tenantID
         self.userID = userID
         self.serverVersion = serverVersion
         self.deviceID = deviceID
         self.collections = collections
+        self.traceParent = traceParent.flatMap { $0.count <= Self.maximumTraceParentLength ? $0 : nil }
     }
 
     /// The payload: JSON, well under PostgreSQL's 8000-byte limit (a user id is at most 255
     /// characters, a device id 100, collections a dozen names).
+    /// A replica of an earlier release reads the fields it knows and ignores `p`.
     public var payload: String {
-        JSONValue.object([
+        var fields: [String: JSONValue] = [
             "t": .string(tenantID.uuidString.lowercased()), "u": .string(userID), "v": .number(Double(serverVersion)),
             "d": .string(deviceID), "c": .array(collections.map { .string($0.rawValue) }),
-        ]).jsonText
+        ]
+        if let traceParent { fields["p"] = .string(traceParent) }
+        return JSONValue.object(fields).jsonText
     }
 
     public init?(payload: String) {
@@ -40,6 +49,7 @@ public struct ChangeNotice: Sendable, Equatable {
         self.init(
             tenantID: tenantID, userID: user, serverVersion: serverVersion, deviceID: device,
             // A collection this build does not know (a newer replica's) is left out of the hint.
-            collections: names.compactMap { if case .string(let name) = $0 { SyncCollection(rawValue: name) } else { nil } })
+            collections: names.compactMap { if case .string(let name) = $0 { SyncCollection(rawValue: name) } else { nil } },
+            traceParent: { if case .string(let parent)? = fields["p"] { parent } else { nil } }())
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HabitSyncAuth
 import HabitSyncDomain
 import LibPQClient
+import Tracing
 
 /// Applies pushed batches: one transaction per batch, a constant number of statements per
 /// collection, conflicts settled inside PostgreSQL.
@@ -239,7 +240,10 @@ public struct PushStore: Sendable {
             now: now, maximumSkew: maximumSkew, timeZones: try await timeZones.names(pool),
             protocolVersion: request.protocolVersion)
         // Validation and grouping need no database: done before the user's lock is taken.
-        let plan = PushPlan(request.changes, context: context)
+        let plan = try await withSpanWhenTraced("push.plan") { span in
+            span?.attributes["habitsync.changes"] = request.changes.count
+            return PushPlan(request.changes, context: context)
+        }
         return try await queue.serialised(tenant: identity.tenantID, user: identity.userID) {
             do {
                 return try await push(identity: identity, deviceID: deviceID, request: request, plan: plan, requestHash: requestHash, context: context, isolatingRefusals: false)
@@ -304,7 +308,8 @@ public struct PushStore: Sendable {
             if batch.nextVersion - 1 > counter {
                 let touched = batch.tally.counts.filter { ($0.value[.applied] ?? 0) > 0 }.keys.compactMap { $0 }.sorted { $0.rawValue < $1.rawValue }
                 notice = ChangeNotice(
-                    tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1, deviceID: deviceID, collections: touched)
+                    tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1, deviceID: deviceID, collections: touched,
+                    traceParent: TraceParent.current())
             }
             let body = Array(batch.responseJSON(epoch: epochs.epoch).utf8)
             if singleNode {
