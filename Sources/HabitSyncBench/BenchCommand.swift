@@ -45,6 +45,12 @@ struct BenchCommand: AsyncParsableCommand {
         name: .customLong("prices"),
         help: "With --check-in: measure it again without each guarantee's database work (digests, streak summaries, exit runs, erasure check), then without all: each one's price.")
     var checkInPrices = false
+    @Flag(
+        name: .customLong("tracing-cost"),
+        help:
+            "With --check-in: measure it on this server (tracing off) and on a replica on the same database that traces every request (OTLP/HTTP to a sink), alternately; prints each round and the ratio of their medians."
+    )
+    var tracingCost = false
     @Option(name: .customLong("price-rounds"), help: "With --prices: rounds of with and without each (3 by default); each row is its median.")
     var priceRounds = 3
     @Flag(name: .customLong("history-scale"), help: "Measure only push and first-pull-of-a-day latency against a week, 5 and 10 years of history.") var historyScaleOnly = false
@@ -140,6 +146,16 @@ struct BenchCommand: AsyncParsableCommand {
             }
             await environment.stop()
             print(FirstSyncBench.table(result))
+            return
+        }
+        if checkInOnly, tracingCost {
+            let result: TracingCost.Result
+            do { result = try await TracingCost.measure(environment, rounds: quick ? 1 : priceRounds, log: log) { try await checkIn(environment, rawCeiling: false, on: $0) } } catch {
+                await environment.stop()
+                throw error
+            }
+            await environment.stop()
+            print(TracingCost.table(result))
             return
         }
         if checkInOnly {
@@ -259,10 +275,10 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     /// The check-in row: 16 connections over 256 users (by default).
-    func checkIn(_ environment: BenchEnvironment, rawCeiling: Bool = true) async throws -> CheckInBench.Result {
+    func checkIn(_ environment: BenchEnvironment, rawCeiling: Bool = true, on replica: ServerProcess? = nil) async throws -> CheckInBench.Result {
         try await CheckInBench.measure(
             environment, connections: checkInConnections, users: quick ? 32 : 256, checkInsPerConnection: quick ? 10 : checkInsPerConnection,
-            firstOfDay: checkInFirstOfDay, rawCeiling: rawCeiling, log: log)
+            firstOfDay: checkInFirstOfDay, rawCeiling: rawCeiling, on: replica, log: log)
     }
 
     func log(_ message: String) { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }

@@ -26,7 +26,10 @@ final class BenchEnvironment {
         try await server.start()
     }
 
-    static func serverProcess(name: String, binary: String, database: HarnessDatabase, logDirectory: URL, migrationsDirectory: String) -> ServerProcess {
+    /// `environment`: `NAME=value` pairs the process gets besides this one's (`OTEL_*`).
+    static func serverProcess(
+        name: String, binary: String, database: HarnessDatabase, logDirectory: URL, migrationsDirectory: String, environment: [String] = []
+    ) -> ServerProcess {
         ServerProcess(
             binary: URL(fileURLWithPath: binary), databaseURL: database.connectionString, logDirectory: logDirectory, name: name,
             // The migrations folder as the benchmark was given it, made absolute: the server's
@@ -34,13 +37,16 @@ final class BenchEnvironment {
             extraArguments: [
                 "--migrate", "off", "--pool-size", "20", "--log-level", "info", "--statement-timeout", "60s",
                 "--migrations-dir", URL(fileURLWithPath: migrationsDirectory).standardizedFileURL.path,
-            ])
+            ],
+            launcher: environment.isEmpty ? [] : ["/usr/bin/env"] + environment)
     }
 
-    /// Another replica on the same database (the realtime measurement), started; the caller
-    /// stops it.
-    func startReplica(name: String) async throws -> ServerProcess {
-        let replica = Self.serverProcess(name: name, binary: serverBinary, database: database, logDirectory: workDirectory, migrationsDirectory: migrationsDirectory)
+    /// Another replica on the same database (the realtime measurement, a traced server),
+    /// started; the caller stops it.
+    func startReplica(name: String, environment: [String] = []) async throws -> ServerProcess {
+        let replica = Self.serverProcess(
+            name: name, binary: serverBinary, database: database, logDirectory: workDirectory, migrationsDirectory: migrationsDirectory,
+            environment: environment)
         try await replica.start()
         return replica
     }

@@ -62,8 +62,10 @@ enum CheckInBench {
     /// figures 0 (a price row, compared with a run that measured them).
     static func measure(
         _ environment: BenchEnvironment, connections: Int, users requestedUsers: Int, checkInsPerConnection: Int, firstOfDay: Bool = false,
-        rawCeiling: Bool = true, log: (String) -> Void
+        rawCeiling: Bool = true, on replica: ServerProcess? = nil, log: (String) -> Void
     ) async throws -> Result {
+        // The environment's server, or another replica on its database (a traced one).
+        let target = replica ?? environment.server
         let users = firstOfDay ? connections * checkInsPerConnection : requestedUsers
         // Every user has one daily habit; its day of today is made by the first check-in.
         log("check-in: \(users) users, each with a habit…")
@@ -90,7 +92,7 @@ enum CheckInBench {
         }
         // One warm-up check-in per user (the day exists from then on, as it does after the
         // day's first completion).
-        let port = environment.server.port
+        let port = target.port
         let everyone = people
         try await onOwnThread {
             let connection = try PlainHTTPConnection(port: port)
@@ -107,7 +109,7 @@ enum CheckInBench {
         log("check-in: \(connections) connections × \(checkInsPerConnection)…")
         try await forgetStatementStatistics(environment.database.pool)
         let postgres = try await ProcessCPU.postgres(environment.database.pool)
-        let server = ProcessCPU(pid: environment.server.processIdentifier, withChildren: false)
+        let server = ProcessCPU(pid: target.processIdentifier, withChildren: false)
         let (serverBefore, postgresBefore) = (server.milliseconds(), postgres.milliseconds())
         let clock = ContinuousClock()
         let started = clock.now

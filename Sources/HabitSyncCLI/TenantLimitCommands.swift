@@ -123,16 +123,18 @@ extension TenantCommand {
                         [
                             "day": day.description, "pushes": usage.pushes, "changesReceived": usage.changesReceived, "changesApplied": usage.changesApplied,
                             "pushesRefused": usage.pushesRefused, "pulls": usage.pulls, "bytesIn": usage.bytesIn, "bytesOut": usage.bytesOut,
+                            "activeUsers": usage.activeUsers, "activeDevices": usage.activeDevices, "storedRows": usage.storedRows.map { $0 as Any } ?? NSNull(),
                         ]
                     })
                 return
             }
-            print("DAY         PUSHES  CHANGES_RECEIVED  CHANGES_APPLIED  REFUSED  PULLS  BYTES_IN  BYTES_OUT")
+            print("DAY         PUSHES  CHANGES_RECEIVED  CHANGES_APPLIED  REFUSED  PULLS  BYTES_IN  BYTES_OUT  USERS  DEVICES  STORED_ROWS")
             for (day, usage) in days {
                 print(
                     [
                         day.description, String(usage.pushes), String(usage.changesReceived), String(usage.changesApplied), String(usage.pushesRefused),
-                        String(usage.pulls), String(usage.bytesIn), String(usage.bytesOut),
+                        String(usage.pulls), String(usage.bytesIn), String(usage.bytesOut), String(usage.activeUsers), String(usage.activeDevices),
+                        usage.storedRows.map(String.init) ?? "-",
                     ].joined(separator: "  "))
             }
         }

@@ -47,7 +47,9 @@ public func buildApplication(
     let timeZones = TimeZoneCatalog()
     let serving = ServingGate()
     let pools = userPools ?? UserPools(single: pool)
-    let meter = TenantMeter(store: TenantUsageStore(pool: pool), flushInterval: configuration.meterFlushInterval, logger: logger)
+    let meter = TenantMeter(
+        store: TenantUsageStore(pool: pool), flushInterval: configuration.meterFlushInterval, storedRowsInterval: configuration.meterStoredRowsInterval,
+        logger: logger)
     let quotas = TenantQuotas(store: TenantLimitsStore(pool: pool), meter: meter, settings: configuration.tenantQuotas)
     SyncController(
         push: PushStore(

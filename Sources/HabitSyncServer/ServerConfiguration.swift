@@ -60,6 +60,8 @@ public struct ServerConfiguration: Sendable {
     /// How often this replica adds what it counted to `tenant_usage` (docs/analytics.md).
     public var meterFlushInterval: Duration = ServerConfiguration.defaultMeterFlushInterval
     public static let defaultMeterFlushInterval: Duration = .seconds(10)
+    /// How often this replica counts a served tenant's stored rows for `tenant_usage`.
+    public var meterStoredRowsInterval: Duration = .seconds(3600)
     /// How many tenants get a `tenant` label of their own on `/metrics` (the rest: `other`).
     public var metricsTenants = TenantMetricLabels().limit
     /// Each request a trace (`RequestTracingMiddleware`): on when `serve` found tracing turned

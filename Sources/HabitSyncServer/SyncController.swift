@@ -70,6 +70,7 @@ struct SyncController: Sendable {
             usage.changesReceived += Int64(parsed.changes.count)
             usage.bytesIn += Int64(body.count)
         }
+        meter.seen(identity.tenantID, user: identity.userID, device: device)
         let hash = Array(SHA256.hash(data: body))
         let (outcome, tally) = try await push.push(identity: identity, deviceID: device, request: parsed, requestHash: hash, now: Date())
         if tally.isolatedRefusals {
@@ -228,6 +229,8 @@ struct SyncController: Sendable {
             usage.pulls += 1
             usage.bytesOut += Int64(json.utf8.count)
         }
+        // A pull may leave out its device (X-Device-Id is optional there): the user alone.
+        meter.seen(identity.tenantID, user: identity.userID, device: try? Self.deviceID(request))
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: json)))
     }

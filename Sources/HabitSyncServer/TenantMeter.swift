@@ -20,8 +20,13 @@ import Synchronization
 public final class TenantMeter: Service, Sendable {
     private struct State {
         var pending: [TenantUsageStore.Key: TenantUsage] = [:]
+        /// Who was active since the last flush (the database keeps each once a day).
+        var members: Set<TenantUsageStore.Member> = []
         /// What the flush running now is writing.
         var inFlight: [TenantUsageStore.Key: TenantUsage] = [:]
+        var membersInFlight: Set<TenantUsageStore.Member> = []
+        /// When this replica last counted each tenant's stored rows.
+        var storageCountedAt: [UUID: ContinuousClock.Instant] = [:]
         /// Flushes begun: a read of the totals that one began during is not used.
         var flushesBegun = 0
         /// The day's changes received as the database last gave them, and when.
@@ -29,14 +34,18 @@ public final class TenantMeter: Service, Sendable {
     }
 
     public let flushInterval: Duration
+    /// How often this replica counts a tenant's stored rows for the metering (a count reads a
+    /// row per user of the tenant).
+    public let storedRowsInterval: Duration
     private let store: TenantUsageStore
     private let logger: Logger
     private let state = Mutex(State())
     private let clock = ContinuousClock()
 
-    public init(store: TenantUsageStore, flushInterval: Duration = .seconds(10), logger: Logger) {
+    public init(store: TenantUsageStore, flushInterval: Duration = .seconds(10), storedRowsInterval: Duration = .seconds(3600), logger: Logger) {
         self.store = store
         self.flushInterval = flushInterval
+        self.storedRowsInterval = storedRowsInterval
         self.logger = logger
     }
 
@@ -46,6 +55,15 @@ public final class TenantMeter: Service, Sendable {
     func count(_ tenant: UUID, _ add: (inout TenantUsage) -> Void) {
         let key = TenantUsageStore.Key(tenant: tenant, day: Self.today())
         state.withLock { add(&$0.pending[key, default: TenantUsage()]) }
+    }
+
+    /// Notes a user, and the device when it said which, as active today.
+    func seen(_ tenant: UUID, user: String, device: String?) {
+        let key = TenantUsageStore.Key(tenant: tenant, day: Self.today())
+        state.withLock { state in
+            state.members.insert(.user(user, key))
+            if let device { state.members.insert(.device(device, of: user, key)) }
+        }
     }
 
     /// The tenant's changes received today: all replicas' as the database last gave them, and
@@ -76,28 +94,50 @@ public final class TenantMeter: Service, Sendable {
         (state.pending[key]?.changesReceived ?? 0) + (state.inFlight[key]?.changesReceived ?? 0)
     }
 
-    /// Writes what was counted since the last flush; on failure keeps it for the next.
+    /// Writes what was counted since the last flush; on failure keeps it for the next. The
+    /// tenants counted whose stored rows this replica has not counted for `storedRowsInterval`
+    /// are counted first (one after the other, off the requests' path).
     public func flush() async {
-        let taken = state.withLock { state in
-            guard !state.pending.isEmpty else { return [TenantUsageStore.Key: TenantUsage]() }
+        let today = Self.today()
+        let (taken, members, storageDue) = state.withLock { state in
+            guard !state.pending.isEmpty || !state.members.isEmpty else { return ([TenantUsageStore.Key: TenantUsage](), Set<TenantUsageStore.Member>(), [UUID]()) }
             state.flushesBegun += 1
             state.inFlight = state.pending
+            state.membersInFlight = state.members
             state.pending = [:]
-            return state.inFlight
+            state.members = []
+            let now = clock.now
+            let tenants = Set(state.inFlight.keys.map(\.tenant)).union(state.membersInFlight.map(\.key.tenant))
+            let due = tenants.filter { tenant in state.storageCountedAt[tenant].map { now - $0 >= storedRowsInterval } ?? true }
+            for tenant in due { state.storageCountedAt[tenant] = now }
+            return (state.inFlight, state.membersInFlight, Array(due))
         }
-        guard !taken.isEmpty else { return }
+        guard !taken.isEmpty || !members.isEmpty else { return }
+        var counts = taken
+        for tenant in storageDue {
+            do {
+                counts[TenantUsageStore.Key(tenant: tenant, day: today), default: TenantUsage()].storedRows = try await store.storedRows(tenantID: tenant)
+            } catch {
+                // Counted again at the next flush.
+                state.withLock { _ = $0.storageCountedAt.removeValue(forKey: tenant) }
+            }
+        }
         do {
-            let totals = try await store.add(taken.map { (key: $0.key, usage: $0.value) })
-            let (today, now) = (Self.today(), clock.now)
+            let totals = try await store.add(counts, members: members, keepMembersFrom: today.adding(days: -1))
+            let now = clock.now
             state.withLock { state in
                 state.stored = state.stored.filter { $0.key.day == today }
                 for (key, total) in totals where key.day == today { state.stored[key] = (total, now) }
                 state.inFlight = [:]
+                state.membersInFlight = []
             }
         } catch {
             state.withLock { state in
                 for (key, usage) in state.inFlight { state.pending[key] = usage + (state.pending[key] ?? TenantUsage()) }
+                state.members.formUnion(state.membersInFlight)
                 state.inFlight = [:]
+                state.membersInFlight = []
+                for tenant in storageDue { state.storageCountedAt.removeValue(forKey: tenant) }
             }
             // The database's code and message (no counts or ids of its statement's values).
             let reason = (error as? PGError).map { "\($0.sqlState?.description ?? "?") \($0.message)" } ?? String(describing: type(of: error))

@@ -121,7 +121,8 @@ import Testing
                     #expect(visibleB == 0, "\(table): tenant B rows visible to A")
                     visible[table] = try await Self.count(connection, table)
                     #expect(visible[table]! > 0, "\(table): A sees its own rows")
-                    let canUpdate = try await connection.query("SELECT has_table_privilege(\(table), 'UPDATE') AS can").single().decode("can", as: Bool.self)
+                    // The column's privilege: `tenants` grants UPDATE on id alone (migration 0045).
+                    let canUpdate = try await connection.query("SELECT has_column_privilege(\(table), \(column), 'UPDATE') AS can").single().decode("can", as: Bool.self)
                     if canUpdate {
                         let updated = try await connection.query(PGQuery(unsafeSQL: "UPDATE \(table) SET \(column) = \(column)")).affectedRows
                         #expect(updated == visible[table], "\(table): UPDATE touched \(updated ?? -1) rows, A has \(visible[table]!)")

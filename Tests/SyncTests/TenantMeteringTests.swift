@@ -11,8 +11,7 @@ import Testing
 /// Per-tenant metering against a real server (docs/analytics.md, "Tenant usage"): what the
 /// test sent is what `tenant_usage` holds, across a restart of the server, and the daily
 /// records limit counts every replica's and every run's changes of the day.
-@Suite(.disabled(if: TestPostgres.onCitus, "not yet on Citus: a flush into tenant_usage is refused there (permission denied for table tenants; deploy/README.md, \"Citus\")"))
-struct TenantMeteringTests {
+@Suite struct TenantMeteringTests {
     /// A test that counts a day waits out the last two minutes of a UTC day first (a bounded
     /// wait): its counts must not straddle midnight.
     static func awayFromMidnight() async throws {
@@ -32,10 +31,10 @@ struct TenantMeteringTests {
         let world = try await SyncWorld.make()
         let (other, otherKey) = try await world.addTenant("other")
         var sent = TenantUsage()
-        func push(_ server: RunningServer, _ count: Int, token: String) async throws {
+        func push(_ server: RunningServer, _ count: Int, token: String, device: String = "phone") async throws {
             let body = try JSONSerialization.data(withJSONObject: ["batchId": UUID().uuidString, "changes": TenantQuotaTests.habits(count).map(\.1)])
             let reply = try await TestHTTP.request(
-                "POST", server.baseURL + "/v1/sync/push", headers: ["Authorization": "Bearer \(token)", "X-Device-Id": "phone", "Content-Type": "application/json"],
+                "POST", server.baseURL + "/v1/sync/push", headers: ["Authorization": "Bearer \(token)", "X-Device-Id": device, "Content-Type": "application/json"],
                 body: body)
             #expect(reply.status == 200, "\(reply.text)")
             sent.pushes += 1
@@ -52,33 +51,52 @@ struct TenantMeteringTests {
         }
         let ada = try await world.token(user: "ada"), bob = try await world.token(user: "bob")
         let carol = try await world.token(user: "carol", tenant: other, key: otherKey)
-        try await world.serve { server in
+        // Every flush counts the stored rows: the last one, as the server stops, the final ones.
+        var configuration = ServerConfiguration.forTests
+        configuration.meterStoredRowsInterval = .zero
+        try await world.serve(configuration) { server in
             try await push(server, 2, token: ada)
             try await push(server, 3, token: bob)
             try await pull(server, token: ada)
             // Another tenant's use is its own.
             #expect(try await TestHTTP.request("GET", server.baseURL + "/v1/sync/pull", headers: ["Authorization": "Bearer \(carol)"]).status == 200)
         }
-        // The first server stopped (its last flush); a second one counts on.
-        try await world.serve { server in
+        // The first server stopped (its last flush); a second one counts on: ada and bob again
+        // (not active a second time), ada's tablet (a new device).
+        try await world.serve(configuration) { server in
             try await push(server, 5, token: ada)
+            try await push(server, 1, token: ada, device: "tablet")
             try await pull(server, token: bob)
             try await pull(server, token: ada)
         }
+        // ada and bob; their phones and ada's tablet (pulls named no device); the 11 habits.
+        sent.activeUsers = 2
+        sent.activeDevices = 3
+        sent.storedRows = try await world.database.withPool(size: 1) { try await TenantLimitsStore(pool: $0).storedRows(tenantID: world.tenant) }
+        #expect(sent.storedRows ?? 0 >= 11)
         #expect(try await Self.usage(world, tenant: world.tenant) == sent)
         var carolsPull = try await Self.usage(world, tenant: other)
         #expect(carolsPull.pulls == 1 && carolsPull.pushes == 0 && carolsPull.bytesOut > 0)
         carolsPull.bytesOut = 0
         var onePull = TenantUsage()
         onePull.pulls = 1
+        onePull.activeUsers = 1
+        onePull.storedRows = 0
         #expect(carolsPull == onePull)
+        // Who was active is kept as hashes, never ids; an erased account's go with it.
+        let members = try await world.count("tenant_active_members", where: "tenant_id = '\(world.tenant)'")
+        #expect(members == 5)
+        #expect(try await world.count("tenant_active_members", where: "position('bob' in encode(member, 'escape')) > 0") == 0)
+        _ = try await world.database.withPool(size: 1) { try await AccountStore(pool: $0).eraseUser(tenant: world.tenant, user: "bob") }
+        #expect(try await world.count("tenant_active_members", where: "tenant_id = '\(world.tenant)'") == 3)
 
         // The CLI prints the same.
         let printed = try await HabitSyncBinary.run(["tenant", "usage", "acme", "--json"], environment: ["DATABASE_URL": world.database.connectionString])
         #expect(printed.status == 0, "\(printed.stderr)")
         let days = try JSONSerialization.jsonObject(with: Data(printed.stdout.utf8)) as? [[String: Any]] ?? []
-        #expect(days.reduce(0) { $0 + ($1["changesReceived"] as? Int ?? 0) } == 10)
+        #expect(days.reduce(0) { $0 + ($1["changesReceived"] as? Int ?? 0) } == 11)
         #expect(days.reduce(0) { $0 + ($1["pulls"] as? Int ?? 0) } == 3)
+        #expect(days.reduce(0) { $0 + ($1["activeUsers"] as? Int ?? 0) } == 2 && days.reduce(0) { $0 + ($1["activeDevices"] as? Int ?? 0) } == 3)
         let bad = try await HabitSyncBinary.run(["tenant", "usage", "acme", "--from", "2026-13-01"], environment: ["DATABASE_URL": world.database.connectionString])
         #expect(bad.status != 0 && bad.stderr.contains("--from must be a date"))
 
@@ -98,7 +116,7 @@ struct TenantMeteringTests {
         try await analyst.withConnection { connection in
             let rows = try await connection.query(PGQuery(unsafeSQL: query)).rows
             #expect(Set(try rows.map { try $0.decode("tenant", as: String.self) }) == ["acme", "other"])
-            #expect(try rows.reduce(0) { $0 + (try $1.decode("changes_received", as: Int64.self)) } == 10)
+            #expect(try rows.reduce(0) { $0 + (try $1.decode("changes_received", as: Int64.self)) } == 11)
         }
         await #expect(throws: PGError.self) {
             try await analyst.withConnection { _ = try await $0.query("UPDATE tenant_usage SET pushes = 0") }

@@ -21,12 +21,20 @@ CREATE TABLE public.tenant_usage (
     -- Bytes of push and pull response bodies.
     bytes_out bigint DEFAULT 0 NOT NULL,
     -- When a replica last added to the row.
-    updated_at timestamp with time zone DEFAULT now() NOT NULL
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    -- Users who pushed or pulled that day, each once across every replica.
+    active_users bigint DEFAULT 0 NOT NULL,
+    -- Devices (a user's X-Device-Id) that pushed or pulled that day, each once.
+    active_devices bigint DEFAULT 0 NOT NULL,
+    -- The rows the tenant stored (live records and usage events) as last counted that day; NULL: not counted that day. Each replica counts a tenant it serves at most once an hour.
+    stored_rows bigint
 );
 ALTER TABLE public.tenant_usage ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.tenant_usage FORCE ROW LEVEL SECURITY;
 
 -- Constraints
+ALTER TABLE public.tenant_usage ADD CONSTRAINT tenant_usage_active_devices_check CHECK ((active_devices >= 0));
+ALTER TABLE public.tenant_usage ADD CONSTRAINT tenant_usage_active_users_check CHECK ((active_users >= 0));
 ALTER TABLE public.tenant_usage ADD CONSTRAINT tenant_usage_bytes_in_check CHECK ((bytes_in >= 0));
 ALTER TABLE public.tenant_usage ADD CONSTRAINT tenant_usage_bytes_out_check CHECK ((bytes_out >= 0));
 ALTER TABLE public.tenant_usage ADD CONSTRAINT tenant_usage_changes_applied_check CHECK ((changes_applied >= 0));
@@ -35,6 +43,7 @@ ALTER TABLE public.tenant_usage ADD CONSTRAINT tenant_usage_pkey PRIMARY KEY (te
 ALTER TABLE public.tenant_usage ADD CONSTRAINT tenant_usage_pulls_check CHECK ((pulls >= 0));
 ALTER TABLE public.tenant_usage ADD CONSTRAINT tenant_usage_pushes_check CHECK ((pushes >= 0));
 ALTER TABLE public.tenant_usage ADD CONSTRAINT tenant_usage_pushes_refused_check CHECK ((pushes_refused >= 0));
+ALTER TABLE public.tenant_usage ADD CONSTRAINT tenant_usage_stored_rows_check CHECK ((stored_rows >= 0));
 ALTER TABLE public.tenant_usage ADD CONSTRAINT tenant_usage_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE;
 
 -- Policies

@@ -34,6 +34,20 @@ public struct AccountStore: Sendable {
         "SELECT table_name, row_count FROM habitsync_erase(\(tenant), \(user), \(dryRun))"
     }
 
+    static func devices(tenant: UUID, user: String) -> PGQuery {
+        "SELECT device_id FROM devices WHERE tenant_id = \(tenant) AND user_id = \(user)"
+    }
+
+    /// The metering's hashes of the user and the devices it pushed from
+    /// (`tenant_active_members`, migration 0045): the user's and each device's member.
+    static func forgetActiveMembers(tenant: UUID, user: String, devices: [String]) -> PGQuery {
+        """
+        DELETE FROM tenant_active_members WHERE tenant_id = \(tenant) AND member IN (
+            SELECT habitsync_member_hash(\(tenant), \(user))
+            UNION ALL SELECT habitsync_member_hash(\(tenant), \(user) || chr(31) || d) FROM unnest(\(devices)::text[]) AS d)
+        """
+    }
+
     static func allowAgain(tenant: UUID, user: String) -> PGQuery {
         "SELECT habitsync_allow_user_again(\(tenant), \(user)) AS removed"
     }
@@ -59,6 +73,10 @@ public struct AccountStore: Sendable {
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
             guard !dryRun else { return try await Self.report(connection.query(Self.erase(tenant: tenant, user: user, dryRun: true)), dryRun: true) }
             let counter = try await connection.query(Self.lockUserRow(tenant: tenant, user: user)).rows.first?.decode("change_counter", as: Int64.self)
+            // The metering's trace of them (hashed, kept two days) goes too; devices first,
+            // before their rows are erased. (Not in the report: it holds no record of theirs.)
+            let devices = try await connection.query(Self.devices(tenant: tenant, user: user)).rows.map { try $0.decode("device_id", as: String.self) }
+            try await connection.query(Self.forgetActiveMembers(tenant: tenant, user: user, devices: devices))
             let report = try await Self.report(connection.query(Self.erase(tenant: tenant, user: user, dryRun: false)), dryRun: false)
             if let counter {
                 // The user's open event streams, on every replica, hear it at commit: their
