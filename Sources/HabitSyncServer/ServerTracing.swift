@@ -1,4 +1,3 @@
-import Logging
 import OTel
 import ServiceLifecycle
 import Tracing
@@ -26,12 +25,12 @@ public enum ServerTracing {
         case let other?:
             throw SettingError(description: "OTEL_TRACES_EXPORTER may be otlp or none, not '\(other.prefix(40))'")
         }
-        for name in ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"] {
-            guard let value = environment[name]?.lowercased(), !value.isEmpty else { continue }
-            guard value == "http/protobuf" || value == "http/json" else {
-                throw SettingError(description: "\(name) may be http/protobuf or http/json (this build exports OTLP over HTTP only), not '\(value.prefix(40))'")
-            }
-            break
+        // The traces' own variable wins over the shared one, as the specification says.
+        let chosen = ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"]
+            .compactMap { name in environment[name].map { (name: name, value: $0.lowercased()) } }.first { !$0.value.isEmpty }
+        if let chosen, chosen.value != "http/protobuf", chosen.value != "http/json" {
+            throw SettingError(
+                description: "\(chosen.name) may be http/protobuf or http/json (this build exports OTLP over HTTP only), not '\(chosen.value.prefix(40))'")
         }
         return true
     }

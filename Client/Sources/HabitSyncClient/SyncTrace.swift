@@ -13,10 +13,9 @@ struct SyncTrace: Sendable {
     /// The sync now running on this task, if any.
     @TaskLocal static var current: SyncTrace?
 
+    /// The first half is never zero, so neither is the whole.
     init() {
-        var id = Self.hex(UInt64.random(in: 1...UInt64.max)) + Self.hex(UInt64.random(in: 0...UInt64.max))
-        if id.count != 32 { id = String(repeating: "0", count: 31) + "1" }
-        traceID = id
+        traceID = Self.hex(UInt64.random(in: 1...UInt64.max)) + Self.hex(UInt64.random(in: 0...UInt64.max))
     }
 
     /// The header of one request: a parent id of its own, never all zero.
