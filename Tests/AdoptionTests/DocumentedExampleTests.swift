@@ -1,6 +1,11 @@
 import Foundation
+import ServerHarness
 import TestSupport
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Issue 31: the shell examples of the README and `docs/protocol.md` run as printed, with the
 /// real binary and curl against a real server, and what they print is compared with what the
@@ -197,6 +202,30 @@ import Testing
             #expect(shown.suffix(6).contains { $0.contains("streams") && $0.hasSuffix(" none") }, "\(shown)")
             #expect(shown.suffix(6).contains { $0.contains("storage-rows") && $0.hasSuffix(" 50000000") }, "\(shown)")
         }
+    }
+
+    /// docs/operations.md, "Tracing": the command as printed starts a server that traces (its
+    /// variables are ones `serve` takes; the collector it names need not be up: spans it cannot
+    /// send are dropped), which serves and stops cleanly.
+    @Test func theOperationsTracingExampleStartsATracedServer() async throws {
+        let block = try #require(try Self.blocks(of: "docs/operations.md").first { $0.section == "Tracing" && $0.language == "sh" })
+        let words = block.text.replacingOccurrences(of: "\\\n", with: " ").split(whereSeparator: \.isWhitespace).map(String.init)
+        let variables = Array(words.prefix { $0.hasPrefix("OTEL_") && $0.contains("=") })
+        #expect(variables.contains("OTEL_TRACES_EXPORTER=otlp") && variables.count >= 3, "\(words)")
+        #expect(Array(words.dropFirst(variables.count)) == [".build/release/habitsync-server", "serve"], "\(words)")
+        let database = try await TestPostgres.shared.migratedDatabase()
+        let directory = try makeTemporaryDirectory("habitsync-tracing-example")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = ServerProcess(
+            binary: HabitSyncBinary.url, databaseURL: database.connectionString, logDirectory: directory,
+            extraArguments: ["--migrate", "off", "--migrations-dir", TestPostgres.migrationsDirectory.path], launcher: ["/usr/bin/env"] + variables)
+        try await server.start()
+        #expect(try await TestHTTP.awaitReady(server.baseURL) == 200)
+        // SIGTERM: the exporter's last attempt is refused at once, and the server exits 0.
+        server.send(SIGTERM)
+        let status = await server.waitForExit(timeout: .seconds(120))
+        if status == nil { await server.stop(grace: .seconds(1)) }
+        #expect(status == 0, "\(server.logTail())")
     }
 
     @Test func theProtocolsCurlExamplesPrintWhatTheyShow() async throws {
