@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import Logging
 import NIOCore
 import Synchronization
 
@@ -46,19 +45,7 @@ public final class LoopbackKeyServer: Sendable {
                 return Array((try? JSONSerialization.data(withJSONObject: document)) ?? Data())
             }
         }
-        let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "loopback-key-server")
-        // Its shutdown reports the cancelled listener as an error: nothing a test needs to see.
-        logger.logLevel = .critical
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
-        var port = 0
-        for await bound in portStream {
-            port = bound
-            break
-        }
+        let (port, task) = await LoopbackApplication.start(router, label: "loopback-key-server")
         let server = LoopbackKeyServer(port: port, task: task)
         box.set(server)
         return server

@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import Logging
 import NIOCore
 import Synchronization
 
@@ -46,18 +45,7 @@ public final class LoopbackTraceReceiver: Sendable {
             // An empty ExportTraceServiceResponse: everything accepted.
             return Response(status: .ok, headers: [.contentType: "application/x-protobuf"], body: .init(byteBuffer: ByteBuffer()))
         }
-        let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "loopback-trace-receiver")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
-        var port = 0
-        for await bound in portStream {
-            port = bound
-            break
-        }
+        let (port, task) = await LoopbackApplication.start(router, label: "loopback-trace-receiver")
         let receiver = LoopbackTraceReceiver(port: port, task: task)
         box.withLock { $0 = receiver }
         return receiver

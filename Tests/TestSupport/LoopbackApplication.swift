@@ -1,0 +1,23 @@
+import Hummingbird
+import Logging
+
+/// A test's loopback HTTP server: `router` served on 127.0.0.1 at a port the system chooses.
+/// Returns that port and the task that serves (cancel it to stop the server).
+enum LoopbackApplication {
+    static func start(_ router: Router<BasicRequestContext>, label: String) async -> (port: Int, task: Task<Void, any Error>) {
+        let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: label)
+        // Its shutdown reports the cancelled listener as an error: nothing a test needs to see.
+        logger.logLevel = .critical
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
+        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        var port = 0
+        for await bound in portStream {
+            port = bound
+            break
+        }
+        return (port, task)
+    }
+}
