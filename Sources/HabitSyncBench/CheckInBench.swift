@@ -30,6 +30,9 @@ enum CheckInBench {
         let rawPostgresCPU: Double
 
         var cpu: Double { serverCPU + postgresCPU }
+
+        /// The median round of `samples` by CPU per check-in (the upper one of an even count).
+        static func median(_ samples: [Result]) -> Result? { samples.sorted { $0.cpu < $1.cpu }.dropFirst(samples.count / 2).first }
         var ratio: Double { perSecond / max(rawPerSecond, 1) }
     }
 

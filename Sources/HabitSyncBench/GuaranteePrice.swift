@@ -104,7 +104,7 @@ struct GuaranteePrice: Sendable {
         let without: String
         let samples: [CheckInBench.Result]
 
-        var median: CheckInBench.Result? { samples.sorted { $0.cpu < $1.cpu }.dropFirst(samples.count / 2).first }
+        var median: CheckInBench.Result? { CheckInBench.Result.median(samples) }
     }
 
     /// The check-in's price table: with every guarantee, then without each, then without all,

@@ -45,22 +45,17 @@ enum TracingCost {
         return result
     }
 
-    /// The median of `samples` by CPU per check-in.
-    static func median(_ samples: [CheckInBench.Result]) -> CheckInBench.Result? {
-        samples.sorted { $0.cpu < $1.cpu }.dropFirst(samples.count / 2).first
-    }
-
     static func table(_ result: Result) -> String {
         func ms(_ value: Double) -> String { String(format: "%.2f", value) }
         func row(_ name: String, _ samples: [CheckInBench.Result]) -> String? {
-            guard let m = median(samples) else { return nil }
+            guard let m = CheckInBench.Result.median(samples) else { return nil }
             let rounds = samples.map { ms($0.cpu) }.joined(separator: ", ")
             return
                 "| \(name) | \(String(format: "%.0f", m.perSecond)) | \(String(format: "%.1f", m.latencyMilliseconds.p50)) / \(String(format: "%.1f", m.latencyMilliseconds.p99)) | \(ms(m.serverCPU)) | \(ms(m.postgresCPU)) | \(ms(m.cpu)) (\(rounds)) |"
         }
         var lines = ["| check-in | per second | p50 / p99 ms | server ms | PostgreSQL ms | CPU ms: median (rounds) |", "|---|---|---|---|---|---|"]
         lines += [row("tracing off", result.untraced), row("tracing every request (always_on, OTLP/HTTP)", result.traced)].compactMap { $0 }
-        if let off = median(result.untraced), let on = median(result.traced), off.cpu > 0, off.serverCPU > 0 {
+        if let off = CheckInBench.Result.median(result.untraced), let on = CheckInBench.Result.median(result.traced), off.cpu > 0, off.serverCPU > 0 {
             lines.append("")
             lines.append(
                 "traced ÷ untraced: CPU per check-in \(String(format: "%.2f", on.cpu / off.cpu))×, the server's \(String(format: "%.2f", on.serverCPU / off.serverCPU))×; "

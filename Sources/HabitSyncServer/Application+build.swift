@@ -32,7 +32,7 @@ public func buildApplication(
     let routeMethods = RouteMethods()
     router.add(middleware: RequestObservationMiddleware(metrics: metrics, routes: routeMethods))
     // Only when traced: with tracing off a request costs nothing more than before.
-    if configuration.tracing { router.add(middleware: RequestTracingMiddleware()) }
+    if configuration.tracing { router.add(middleware: RequestTracingMiddleware(routes: routeMethods)) }
     HealthController(pool: pool, readiness: readiness, metrics: metrics, binaryHeadVersion: binaryHeadVersion)
         .addRoutes(to: router)
     OpenAPIDocument.addRoute(to: router)

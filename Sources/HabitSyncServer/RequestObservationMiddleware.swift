@@ -25,14 +25,7 @@ struct RequestObservationMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            var apiError = APIError.from(error)
-            if apiError.kind == .notFound, let allowed = routes.methods(for: request.uri.path) {
-                // The path exists, the method does not: 405 with the methods it has.
-                apiError = APIError(
-                    .methodNotAllowed,
-                    "\(request.method.rawValue) is not supported on this path; use \(allowed.joined(separator: " or "))")
-                apiError.allowedMethods = allowed
-            }
+            let apiError = routes.apiError(for: error, of: request)
             // A bug (500) or an unexpected database error is logged; a 503 the server chose
             // (database lost, busy, memory budget) is not an error of this request.
             if apiError.kind == .internalError || (error as? PGError)?.kind == .server {

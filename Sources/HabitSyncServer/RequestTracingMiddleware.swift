@@ -13,6 +13,8 @@ import Tracing
 /// stream's when the stream closes).
 struct RequestTracingMiddleware: RouterMiddleware {
     typealias Context = HabitSyncRequestContext
+    /// For the status an error is answered with (a 405 where the path has other methods).
+    let routes: RouteMethods
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var parent = ServiceContext.current ?? .topLevel
@@ -30,7 +32,7 @@ struct RequestTracingMiddleware: RouterMiddleware {
             }
             return response
         } catch {
-            let apiError = APIError.from(error)
+            let apiError = routes.apiError(for: error, of: request)
             Self.finish(span, route: context.endpointPath, status: apiError.status.code, errorCode: apiError.code)
             span.end()
             throw error

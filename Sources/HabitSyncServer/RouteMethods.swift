@@ -1,3 +1,4 @@
+import Hummingbird
 import Synchronization
 
 /// The methods each route path supports, read from the router once its routes are added, so
@@ -12,6 +13,18 @@ final class RouteMethods: Sendable {
             methods[path, default: []].append(route.method)
         }
         table.withLock { $0 = methods.mapValues { Array(Set($0)).sorted() } }
+    }
+
+    /// The API error `error` is for `request`: a `not_found` on a path that exists with other
+    /// methods is a 405 naming them. The one mapping the response and the request's trace use.
+    func apiError(for error: any Error, of request: Request) -> APIError {
+        var apiError = APIError.from(error)
+        if apiError.kind == .notFound, let allowed = methods(for: request.uri.path) {
+            // The path exists, the method does not: 405 with the methods it has.
+            apiError = APIError(.methodNotAllowed, "\(request.method.rawValue) is not supported on this path; use \(allowed.joined(separator: " or "))")
+            apiError.allowedMethods = allowed
+        }
+        return apiError
     }
 
     /// Nil when no route has this path.

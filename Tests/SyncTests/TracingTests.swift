@@ -61,6 +61,9 @@ import Testing
             headers: ["Authorization": "Bearer \(token)", "traceparent": "00-\(callerTrace)-not-a-parent-id-01", "X-Request-Id": "malformed"])
         #expect(honoured.status == 200)
         #expect(malformed.status == 200)
+        // A known path with another method: its trace says 405, as its answer does.
+        let wrongMethod = try await TestHTTP.request("DELETE", "\(server.baseURL)/v1/sync/pull", headers: ["Authorization": "Bearer \(token)", "X-Request-Id": "wrong-method"])
+        #expect(wrongMethod.status == 405)
         await server.stop()
         await receiver.stop()
         withExtendedLifetime(watch) {}
@@ -113,6 +116,8 @@ import Testing
         let continued = try #require(spans.first { $0.attributes["habitsync.request_id"] == "honoured" })
         #expect(continued.traceID == callerTrace)
         #expect(continued.parentSpanID == callerSpan)
+        let refused = try #require(spans.first { $0.attributes["habitsync.request_id"] == "wrong-method" })
+        #expect(refused.attributes["http.response.status_code"] == "405" && refused.attributes["habitsync.error_code"] == "method_not_allowed", "\(refused.attributes)")
         let fresh = try #require(spans.first { $0.attributes["habitsync.request_id"] == "malformed" })
         #expect(fresh.parentSpanID.isEmpty)
         #expect(fresh.traceID.count == 32 && fresh.traceID != callerTrace && fresh.traceID != String(repeating: "0", count: 32))
