@@ -130,7 +130,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if noisyTenantOnly {
             let result: NoisyTenantBench.Result
-            do { result = try await NoisyTenantBench.measure(environment, devices: 4, pushes: quick ? 20 : 300, limit: 10, rounds: quick ? 1 : 2, log: log) } catch {
+            do { result = try await NoisyTenantBench.measure(environment, devices: 4, pushes: quick ? 20 : 150, limit: 10, rounds: quick ? 1 : 4, log: log) } catch {
                 await environment.stop()
                 throw error
             }

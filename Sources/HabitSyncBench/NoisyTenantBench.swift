@@ -13,6 +13,10 @@ enum NoisyTenantBench {
     struct Result: Codable {
         var quietAlone: Percentiles?
         var quietBesideFlood: Percentiles?
+        /// The alone rounds split in two (the one before each flood, the one after): how far two
+        /// measurements of the same thing differ here, the noise the ratio is read against.
+        var quietAloneBefore: Percentiles?
+        var quietAloneAfter: Percentiles?
         var limit = 0
         var floodAttemptsPerSecond = 0.0
         var floodTaken = 0
@@ -125,8 +129,9 @@ enum NoisyTenantBench {
         }
     }
 
-    /// Alone and beside the flood, alternately `rounds` times (so that drift of a busy machine
-    /// falls on both), each with new quiet users; the latencies of each kind pooled.
+    /// Alone, beside the flood, alone again, `rounds` times (so that drift of a busy machine
+    /// falls on both kinds), each with new quiet users; the latencies of each kind pooled. The
+    /// two alone phases of a round, pooled apart, give the noise: the same measurement twice.
     static func measure(_ environment: BenchEnvironment, devices: Int, pushes: Int, limit: Int, rounds: Int, log: (String) -> Void) async throws -> Result {
         var result = Result()
         result.limit = limit
@@ -139,10 +144,10 @@ enum NoisyTenantBench {
         let port = environment.server.port
         log("noisy tenant: warming up…")
         _ = try await quiet(port: port, tokens: try await quietTokens(environment, devices: devices, round: "warm"), pushes: 10)
-        var alone: [Double] = [], beside: [Double] = [], attemptsPerSecond: [Double] = []
+        var before: [Double] = [], beside: [Double] = [], after: [Double] = [], attemptsPerSecond: [Double] = []
         for round in 0..<rounds {
             log("noisy tenant, round \(round + 1) of \(rounds): the quiet tenant alone, \(devices) devices × \(pushes) pushes…")
-            alone += try await quiet(port: port, tokens: try await quietTokens(environment, devices: devices, round: "alone-\(round)"), pushes: pushes)
+            before += try await quiet(port: port, tokens: try await quietTokens(environment, devices: devices, round: "before-\(round)"), pushes: pushes)
             log("noisy tenant, round \(round + 1) of \(rounds): beside a flood at \(limit * 10) pushes a second…")
             let flood = try await besideFlood(
                 port: port, quietTokens: try await quietTokens(environment, devices: devices, round: "beside-\(round)"), pushes: pushes,
@@ -151,8 +156,12 @@ enum NoisyTenantBench {
             result.floodTaken += flood.taken
             result.floodRefused += flood.refused
             attemptsPerSecond.append(flood.attemptsPerSecond)
+            log("noisy tenant, round \(round + 1) of \(rounds): alone again…")
+            after += try await quiet(port: port, tokens: try await quietTokens(environment, devices: devices, round: "after-\(round)"), pushes: pushes)
         }
-        result.quietAlone = Percentiles(alone)
+        result.quietAlone = Percentiles(before + after)
+        result.quietAloneBefore = Percentiles(before)
+        result.quietAloneAfter = Percentiles(after)
         result.quietBesideFlood = Percentiles(beside)
         result.floodAttemptsPerSecond = attemptsPerSecond.reduce(0, +) / Double(max(attemptsPerSecond.count, 1))
         return result
@@ -160,13 +169,16 @@ enum NoisyTenantBench {
 
     static func table(_ result: Result) -> String {
         let alone = result.quietAlone, beside = result.quietBesideFlood
+        let before = result.quietAloneBefore, after = result.quietAloneAfter
+        func ms(_ value: Double?) -> String { String(format: "%.1f", value ?? 0) }
         func ratio(_ a: Double?, _ b: Double?) -> String { String(format: "%.2f", (b ?? 0) / max(a ?? 1, 0.001)) }
         return """
-            | quiet tenant's pushes (\(alone?.count ?? 0) each) | p50 ms | p99 ms |
-            |---|---|---|
-            | alone | \(String(format: "%.1f", alone?.p50 ?? 0)) | \(String(format: "%.1f", alone?.p99 ?? 0)) |
-            | beside a tenant flooding at \(String(format: "%.0f", result.floodAttemptsPerSecond)) pushes/s (limit \(result.limit)/s: \(result.floodTaken) taken, \(result.floodRefused) refused) | \(String(format: "%.1f", beside?.p50 ?? 0)) | \(String(format: "%.1f", beside?.p99 ?? 0)) |
-            | beside ÷ alone (target ≤ 1.2) | \(ratio(alone?.p50, beside?.p50)) | \(ratio(alone?.p99, beside?.p99)) |
+            | quiet tenant's pushes | count | p50 ms | p99 ms |
+            |---|---|---|---|
+            | alone (before and after each flood) | \(alone?.count ?? 0) | \(ms(alone?.p50)) | \(ms(alone?.p99)) |
+            | beside a tenant flooding at \(String(format: "%.0f", result.floodAttemptsPerSecond)) pushes/s (limit \(result.limit)/s: \(result.floodTaken) taken, \(result.floodRefused) refused) | \(beside?.count ?? 0) | \(ms(beside?.p50)) | \(ms(beside?.p99)) |
+            | **beside ÷ alone** (target ≤ 1.2) | | \(ratio(alone?.p50, beside?.p50)) | \(ratio(alone?.p99, beside?.p99)) |
+            | the noise: alone after ÷ alone before (\(ms(before?.p50)) / \(ms(before?.p99)) and \(ms(after?.p50)) / \(ms(after?.p99)) ms) | | \(ratio(before?.p50, after?.p50)) | \(ratio(before?.p99, after?.p99)) |
             """
     }
 }
