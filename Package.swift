@@ -329,7 +329,7 @@ let package = Package(
             name: "SyncTests",
             dependencies: [
                 "SyncTestSupport",
-                "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "ServerHarness", "TestSupport", "SeededRandom",
+                "HabitSyncServer", "HabitSyncStore", "HabitSyncAuth", "HabitSyncDomain", "LibPQClient", "ServerHarness", "TestSupport", "SeededRandom", "GuardedFetch",
                 "HabitSyncClient",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -92,8 +92,9 @@ static size_t write_body(char *data, size_t size, size_t count, void *context) {
     return n;
 }
 
-void gf_get(const char *url, long timeout_ms, size_t max_bytes, int https_only,
-            gf_address_policy policy, gf_result *out) {
+void gf_request(const char *url, const char *const *headers, size_t header_count, const unsigned char *body,
+                size_t body_length, const char *user_agent, long timeout_ms, size_t max_bytes, int https_only,
+                gf_address_policy policy, gf_result *out) {
     memset(out, 0, sizeof *out);
     pthread_once(&global_init_once, global_init);
     transfer t = {.policy = policy, .max_bytes = max_bytes};
@@ -118,15 +119,33 @@ void gf_get(const char *url, long timeout_ms, size_t max_bytes, int https_only,
 #endif
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "habitsync-server key fetch");
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, user_agent);
     curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_bytes);
     curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, &t);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
-    struct curl_slist *headers = curl_slist_append(NULL, "Accept: application/json");
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    struct curl_slist *header_list = NULL;
+    int out_of_memory = 0;
+    for (size_t i = 0; i < header_count && !out_of_memory; i++) {
+        struct curl_slist *grown = curl_slist_append(header_list, headers[i]);
+        if (!grown) out_of_memory = 1; else header_list = grown;
+    }
+    if (out_of_memory) {
+        curl_slist_free_all(header_list);
+        curl_easy_cleanup(curl);
+        out->outcome = GF_OUT_OF_MEMORY;
+        snprintf(out->message, sizeof out->message, "curl_slist_append failed");
+        return;
+    }
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, header_list);
+    if (body) {
+        /* A POST of exactly these bytes; no "Expect: 100-continue" round trip. */
+        curl_easy_setopt(curl, CURLOPT_POST, 1L);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, (const char *)body);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_length);
+    }
 
     CURLcode code = curl_easy_perform(curl);
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
@@ -148,8 +167,14 @@ void gf_get(const char *url, long timeout_ms, size_t max_bytes, int https_only,
         out->body = t.body;
         out->length = t.length;
     }
-    curl_slist_free_all(headers);
+    curl_slist_free_all(header_list);
     curl_easy_cleanup(curl);
+}
+
+void gf_get(const char *url, long timeout_ms, size_t max_bytes, int https_only,
+            gf_address_policy policy, gf_result *out) {
+    const char *headers[] = {"Accept: application/json"};
+    gf_request(url, headers, 1, NULL, 0, "habitsync-server key fetch", timeout_ms, max_bytes, https_only, policy, out);
 }
 
 void gf_result_free(gf_result *result) {

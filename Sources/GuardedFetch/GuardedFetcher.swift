@@ -40,6 +40,51 @@ public struct GuardedFetcher: Sendable {
         }
     }
 
+    /// The status of the answer to `POST url` with `body` and `headers` (each "Name: value",
+    /// no line breaks): any status is an answer; only a transfer that failed throws. The
+    /// answer's body is read up to the policy's size and dropped.
+    public func post(_ url: String, headers: [String], body: [UInt8], userAgent: String) async throws(FetchFailure) -> Int {
+        let (httpsOnly, addresses) = try addressPolicy(for: url)
+        guard headers.allSatisfy({ !$0.contains("\r") && !$0.contains("\n") }) else { throw .urlRefused("a header holds a line break") }
+        let timeoutMilliseconds = Int(policy.timeout / .milliseconds(1))
+        let maximumBytes = policy.maximumBytes
+        // curl waits for "100 Continue" before a large body unless told not to.
+        let lines = headers + ["Expect:"]
+        let outcome: Result<Int, FetchFailure>
+        do {
+            outcome = try await threadPool.runIfActive {
+                var result = gf_result()
+                var cStrings = lines.map { strdup($0) }
+                defer { for pointer in cStrings { free(pointer) } }
+                cStrings.withUnsafeMutableBufferPointer { pointers in
+                    pointers.withMemoryRebound(to: UnsafePointer<CChar>?.self) { constant in
+                        body.withUnsafeBufferPointer { bytes in
+                            // An empty array has no address; any non-null one with length 0 is
+                            // still a POST (of nothing), which a null body would not be.
+                            gf_request(
+                                url, constant.baseAddress, constant.count, bytes.baseAddress ?? UnsafePointer(bitPattern: 1), bytes.count, userAgent,
+                                timeoutMilliseconds, maximumBytes, httpsOnly ? 1 : 0, addresses, &result)
+                        }
+                    }
+                }
+                defer { gf_result_free(&result) }
+                let message = withUnsafeBytes(of: result.message) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+                switch result.outcome {
+                case GF_OK: return .success(result.status)
+                // The answer came; only its body was longer than is read.
+                case GF_TOO_LARGE where result.status > 0: return .success(result.status)
+                case GF_TOO_LARGE: return .failure(.tooLarge(limit: maximumBytes))
+                case GF_ADDRESS_REFUSED: return .failure(.addressRefused)
+                case GF_TIMEOUT: return .failure(.timedOut)
+                default: return .failure(.transferFailed(message))
+                }
+            }
+        } catch {
+            throw .transferFailed("the server is shutting down")
+        }
+        return try outcome.get()
+    }
+
     /// The body of a 200 answer to `GET url`.
     public func get(_ url: String) async throws(FetchFailure) -> [UInt8] {
         let (httpsOnly, addresses) = try addressPolicy(for: url)

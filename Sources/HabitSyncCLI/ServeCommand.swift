@@ -63,6 +63,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: ServeSettings.meterFlush.name, help: ServeSettings.meterFlush.help) var meterFlush: String?
     @Option(name: ServeSettings.metricsTenants.name, help: ServeSettings.metricsTenants.help) var metricsTenants: String?
     @Option(name: ServeSettings.traceUserIDs.name, help: ServeSettings.traceUserIDs.help) var traceUserIDs: String?
+    @Option(name: ServeSettings.webhookTimeout.name, help: ServeSettings.webhookTimeout.help) var webhookTimeout: String?
+    @Option(name: ServeSettings.webhookRetryBase.name, help: ServeSettings.webhookRetryBase.help) var webhookRetryBase: String?
+    @Option(name: ServeSettings.webhookRetention.name, help: ServeSettings.webhookRetention.help) var webhookRetention: String?
+    @Option(name: ServeSettings.webhookPrivateAddresses.name, help: ServeSettings.webhookPrivateAddresses.help) var webhookPrivateAddresses: String?
+    @Option(name: ServeSettings.webhookLoopbackHTTP.name, help: ServeSettings.webhookLoopbackHTTP.help) var webhookLoopbackHTTP: String?
 
     struct Settings {
         var server: ServerConfiguration
@@ -122,6 +127,11 @@ struct ServeCommand: AsyncParsableCommand {
         server.meterFlushInterval = try S.meterFlush.resolve(meterFlush)
         server.metricsTenants = try S.metricsTenants.resolve(metricsTenants)
         server.traceUserIDs = try S.traceUserIDs.resolve(traceUserIDs)
+        server.webhooks.fetch.timeout = try S.webhookTimeout.resolve(webhookTimeout)
+        server.webhooks.schedule.base = try S.webhookRetryBase.resolve(webhookRetryBase)
+        server.webhooks.retention = try S.webhookRetention.resolve(webhookRetention)
+        server.webhooks.fetch.allowPrivateAddresses = try S.webhookPrivateAddresses.resolve(webhookPrivateAddresses)
+        server.webhooks.fetch.allowLoopbackHTTP = try S.webhookLoopbackHTTP.resolve(webhookLoopbackHTTP)
         return Settings(
             server: server, migrate: try S.migrate.resolve(migrate), poolSize: try S.poolSize.resolve(poolSize),
             poolLeaseTimeout: try S.poolLeaseTimeout.resolve(poolLeaseTimeout), drainTimeout: try S.drainTimeout.resolve(drainTimeout),
@@ -217,8 +227,11 @@ struct ServeCommand: AsyncParsableCommand {
         // through a pooler: a request URL of its own names where requests go.
         let userPools = distributed && settings.routeToNodes && settings.requestDatabaseURL == nil ? UserPools(citusCoordinator: pool, logger: logger) : nil
         let readiness = Readiness()
+        var server = settings.server
+        // Webhooks are written and delivered on one database, not yet on Citus (deploy/README.md).
+        server.webhooks.enabled = !distributed
         let app = buildApplication(
-            configuration: settings.server, pool: pool, readiness: readiness, binaryHeadVersion: directory.headVersion, logger: logger,
+            configuration: server, pool: pool, readiness: readiness, binaryHeadVersion: directory.headVersion, logger: logger,
             listenerConnection: PGConnectionConfiguration(connectionString: database.connectionString, notices: notices), userPools: userPools,
             onServerRunning: { port in logger.info("serving", metadata: ["host": "\(settings.server.host)", "port": "\(port)"]) })
         let group = ServiceGroup(

@@ -1,5 +1,6 @@
 import GuardedFetch
 import HabitSyncServer
+import HabitSyncStore
 
 /// `serve`'s settings, each declared once (`ConfigurationSetting`): flag, environment variable,
 /// default, rule and help. The defaults of limits the server package owns are read from its
@@ -137,6 +138,24 @@ enum ServeSettings {
         "record: traces name the user (enduser.id) as well as the tenant; omit: they name the tenant only.", ["record": true, "omit": false],
         default: "omit")
 
+    static let webhookTimeout = ConfigurationSetting<Duration>.duration(
+        "webhook-timeout", "HABITSYNC_WEBHOOK_TIMEOUT", "Timeout of one webhook delivery (connecting, sending, the answer).",
+        default: WebhookSettings().fetch.timeout, from: .milliseconds(100), to: .seconds(60))
+    static let webhookRetryBase = ConfigurationSetting<Duration>.duration(
+        "webhook-retry-base", "HABITSYNC_WEBHOOK_RETRY_BASE", "The wait after a webhook delivery's first failure; it doubles with each failure, up to an hour.",
+        default: WebhookSettings().schedule.base, from: .milliseconds(10), to: .seconds(3600))
+    static let webhookRetention = ConfigurationSetting<Duration>.duration(
+        "webhook-retention", "HABITSYNC_WEBHOOK_RETENTION", "How long finished webhook deliveries are kept, and the longest one stays pending before it is dead.",
+        default: WebhookSettings().retention, from: .seconds(60), to: .seconds(90 * 86_400))
+    static let webhookPrivateAddresses = ConfigurationSetting<Bool>.choice(
+        "webhook-private-addresses", "HABITSYNC_WEBHOOK_PRIVATE_ADDRESSES",
+        "allow: webhook deliveries may reach private, loopback and link-local addresses (a receiver inside your network); refuse otherwise.",
+        ["allow": true, "refuse": false], default: "refuse")
+    static let webhookLoopbackHTTP = ConfigurationSetting<Bool>.choice(
+        "webhook-loopback-http", "HABITSYNC_WEBHOOK_LOOPBACK_HTTP",
+        "allow: webhook URLs may be plain http:// to 127.0.0.1, ::1 or localhost (test receivers only).", ["allow": true, "refuse": false],
+        default: "refuse")
+
     /// Every setting as the README shows it (`ConfigurationSettingTests`).
     static let all: [ConfigurationSettingRow] = [
         host.row, port.row, migrate.row, poolSize.row, statementTimeout.row, drainTimeout.row, requestRole.row, maxBatchChanges.row,
@@ -145,6 +164,7 @@ enum ServeSettings {
         streamIdleTimeout.row, headerTimeout.row, keepAliveTimeout.row, bodyTimeout.row, bodyMinRate.row, bodyRateGrace.row,
         maxConnections.row, maxExpensiveReadsPerUser.row, issuerKeyRefresh.row, issuerUnknownKeyRefresh.row, issuerKeyMaxStaleness.row,
         issuerFetchTimeout.row, issuerPrivateAddresses.row, issuerLoopbackHTTP.row, tenantLimitReplicas.row, tenantLimitsCache.row,
-        tenantStorageRefresh.row, meterFlush.row, metricsTenants.row, traceUserIDs.row,
+        tenantStorageRefresh.row, meterFlush.row, metricsTenants.row, traceUserIDs.row, webhookTimeout.row, webhookRetryBase.row,
+        webhookRetention.row, webhookPrivateAddresses.row, webhookLoopbackHTTP.row,
     ]
 }

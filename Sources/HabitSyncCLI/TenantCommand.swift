@@ -8,7 +8,10 @@ struct TenantCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tenant",
         abstract: "Manage tenants and their JWT keys.",
-        subcommands: [Create.self, List.self, Show.self, SetLimits.self, Usage.self, RotateKey.self, Erase.self, AddIssuer.self, Issuers.self, RemoveIssuer.self])
+        subcommands: [
+            Create.self, List.self, Show.self, SetLimits.self, Usage.self, RotateKey.self, Erase.self, AddIssuer.self, Issuers.self, RemoveIssuer.self,
+            AddWebhook.self, Webhooks.self, RemoveWebhook.self, PauseWebhook.self, ResumeWebhook.self, WebhookDeliveries.self, Redeliver.self,
+        ])
 
     /// Key options shared by create and rotate-key.
     struct KeyOptions: ParsableArguments {

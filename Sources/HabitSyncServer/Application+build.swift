@@ -3,6 +3,7 @@ import Hummingbird
 import LibPQClient
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// Builds the HTTP application. `serve` and the tests both call this, so the tests exercise
 /// exactly what runs in production.
@@ -77,12 +78,18 @@ public func buildApplication(
     // Every connection gets a guard against slow clients; the registry caps how many are open.
     let connections = ConnectionRegistry(maximum: configuration.connections.maximumConnections, metrics: metrics)
     let connectionLimits = configuration.connections
+    var services: [any Service] = [feed, meter]
+    if configuration.webhooks.enabled {
+        services.append(
+            WebhookDeliverer(
+                queue: WebhookQueue(pool: pool, schedule: configuration.webhooks.schedule), settings: configuration.webhooks, metrics: metrics, logger: logger))
+    }
     return Application(
         router: router,
         server: .http1(configuration: .init(additionalChannelHandlers: [SlowClientGuard(limits: connectionLimits, registry: connections, metrics: metrics)])),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: configuration.serverName),
         // The meter after the server: its last flush follows the last request.
-        services: [feed, meter],
+        services: services,
         onServerRunning: { channel in
             readiness.runBeforeServerShutdown { await ListenerQuiescing.stopAccepting(channel, loops: ListenerQuiescing.servingLoops) }
             serving.open()

@@ -69,6 +69,8 @@ public struct ServerConfiguration: Sendable {
     public var tracing = false
     /// Traces name the user (`enduser.id`), not only the tenant (`--trace-user-ids`).
     public var traceUserIDs = false
+    /// The webhook deliverer (docs/operations.md, "Webhooks").
+    public var webhooks = WebhookSettings()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server",

@@ -102,6 +102,23 @@ public final class ServerMetrics: Sendable {
         }
     }
 
+    /// A round of webhook attempts: delivered, to be tried again, dead (attempts spent).
+    public func recordWebhookAttempts(delivered: Int, retried: Int, dead: Int) {
+        for (outcome, count) in [("delivered", delivered), ("retried", retried), ("dead", dead)] where count > 0 {
+            registry.makeCounter(
+                descriptor: Self.descriptor(
+                    "habitsync_webhook_attempts", unit: "total", "Webhook delivery attempts by outcome: delivered, retried (failed, to be tried again) or dead (failed, attempts spent)."),
+                labels: [("outcome", outcome)]
+            ).increment(by: Int64(count))
+        }
+    }
+
+    /// Webhook deliveries the retention turned dead (pending too long) or deleted.
+    public func recordWebhookPruned(_ rows: Int) {
+        registry.makeCounter(descriptor: Self.descriptor("habitsync_webhook_pruned", unit: "total", "Finished webhook deliveries deleted after the retention.")).increment(
+            by: Int64(rows))
+    }
+
     public func recordPulled(_ count: Int) {
         registry.makeCounter(descriptor: Self.descriptor("habitsync_changes_pulled", unit: "total", "Changes delivered by pull.")).increment(by: Int64(count))
     }

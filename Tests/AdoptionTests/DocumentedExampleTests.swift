@@ -204,6 +204,20 @@ import Testing
         }
     }
 
+    /// docs/operations.md, "Webhooks": the admin's commands as printed, from adding an
+    /// endpoint to removing it.
+    @Test func theOperationsWebhookExampleRuns() async throws {
+        let block = try #require(try Self.blocks(of: "docs/operations.md").first { $0.section == "Webhooks" && $0.language == "sh" })
+        let database = try await TestPostgres.shared.migratedDatabase()
+        try await RunningServer.with(database: database) { server in
+            let printed = try await Self.run(["B=\n$B tenant create demo >/dev/null", block.text], server: server, environment: ["DATABASE_URL": database.connectionString])
+            let shown = try #require(printed.last)
+            #expect(shown.contains { $0.contains("active  https://api.example.com/habitsync  collections habits,dailyProgress,globalStreak  with records") }, "\(shown)")
+            #expect(shown.contains { $0.hasPrefix("paused ") } && shown.contains { $0.hasPrefix("resumed ") } && shown.contains { $0.hasPrefix("removed ") }, "\(shown)")
+            #expect(shown.contains("0 deliveries to send again"), "\(shown)")
+        }
+    }
+
     /// docs/operations.md, "Tracing": the command as printed starts a server that traces (its
     /// variables are ones `serve` takes; the collector it names need not be up: spans it cannot
     /// send are dropped), which serves and stops cleanly.

@@ -35,6 +35,13 @@ typedef struct {
 void gf_get(const char *url, long timeout_ms, size_t max_bytes, int https_only,
             gf_address_policy policy, gf_result *out);
 
+/// The same for any request: `headers` are whole header lines ("Name: value"); with a `body`
+/// (`body_length` bytes), a POST of it. Any status is returned in `out->status` (a body too,
+/// up to `max_bytes`); only a transfer that failed is an outcome other than GF_OK.
+void gf_request(const char *url, const char *const *headers, size_t header_count, const unsigned char *body,
+                size_t body_length, const char *user_agent, long timeout_ms, size_t max_bytes, int https_only,
+                gf_address_policy policy, gf_result *out);
+
 void gf_result_free(gf_result *result);
 
 #endif

@@ -197,14 +197,19 @@ public struct PushStore: Sendable {
     /// The tables it writes have no digest triggers, so the user's row folds in every delta the
     /// push's earlier statements set aside. Not on Citus, which cannot send data-modifying `WITH`
     /// parts to one worker, nor a notification from one.
+    ///
+    /// `webhooks`: the push's webhook deliveries (`WebhookEvent.insertDeliveries`), written by
+    /// the same statement, so they commit with the push or not at all.
     static func closePush(
-        tenant: UUID, user: String, device: String, counter: Int64, notice: ChangeNotice?, batch: UUID, hash: [UInt8], body: [UInt8]
+        tenant: UUID, user: String, device: String, counter: Int64, notice: ChangeNotice?, batch: UUID, hash: [UInt8], body: [UInt8],
+        webhooks: WebhookEvent? = nil
     ) -> PGQuery {
         let last: PGQuery = notice.map(notifyChange) ?? "SELECT NULL"
+        let outbox: PGQuery = webhooks.map { ",\nwebhooks AS (\(WebhookEvent.insertDeliveries($0, tenant: tenant, user: user)))" } ?? ""
         return """
             WITH device AS (\(touchDevice(tenant: tenant, user: user, device: device))),
             closed AS (\(closeUser(tenant: tenant, user: user, counter: counter, digestsDeferred: true))),
-            saved AS (\(saveBatch(tenant: tenant, user: user, device: device, batch: batch, hash: hash, body: body)))
+            saved AS (\(saveBatch(tenant: tenant, user: user, device: device, batch: batch, hash: hash, body: body)))\(outbox)
             \(last)
             """
     }
@@ -292,6 +297,7 @@ public struct PushStore: Sendable {
                 derivedRecordID: derivedID, firstVersion: counter + 1, context: context, isolatesRefusals: isolatingRefusals,
                 singleNode: singleNode)
             try await batch.apply(plan, raw: request.changes, prefetched: prefetched)
+            let derivedFrom = batch.nextVersion
             try await batch.recomputeDerivedStateIfNeeded()
             // The closing statements go as one pipeline with the COMMIT (and the writes still
             // deferred before them, `PushBatch.writeLater`): the conflict log (on the slow path
@@ -316,7 +322,9 @@ public struct PushStore: Sendable {
                 closing.append(
                     Self.closePush(
                         tenant: identity.tenantID, user: identity.userID, device: deviceID, counter: batch.nextVersion - 1, notice: notice,
-                        batch: request.batchId, hash: requestHash, body: body))
+                        batch: request.batchId, hash: requestHash, body: body,
+                        // Webhooks are delivered on one database, not yet on Citus (deploy/README.md).
+                        webhooks: self.singleNode ? batch.webhookEvent(firstVersion: counter + 1, derivedFrom: derivedFrom) : nil))
             } else {
                 closing.append(Self.touchDevice(tenant: identity.tenantID, user: identity.userID, device: deviceID))
                 closing.append(Self.closeUser(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1, digestsDeferred: false))
