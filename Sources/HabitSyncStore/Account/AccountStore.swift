@@ -52,9 +52,9 @@ public struct AccountStore: Sendable {
         "SELECT habitsync_allow_user_again(\(tenant), \(user)) AS removed"
     }
 
-    /// Erases every row of the user, in two steps that each commit: the marker first (from
-    /// then on the user's pushes, pulls and imports are refused), then every row, under the
-    /// user's lock, in one transaction. Running it again finishes an erasure a failure
+    /// Erases every row of the user, in steps that each commit: the marker first (from then on
+    /// the user's pushes, pulls and imports are refused), the metering's hashes of the user,
+    /// then every row, under the user's lock, in one transaction. Running it again finishes an erasure a failure
     /// interrupted; a dry run changes nothing and counts what would go.
     ///
     /// The second transaction runs as the login role (`.login`): `habitsync_erase` deletes
@@ -68,15 +68,19 @@ public struct AccountStore: Sendable {
                 try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
                 try await connection.query(Self.markErased(tenant: tenant, user: user))
             }
+            // The metering's trace of them (hashed, kept two days), in a transaction of its own:
+            // on Citus it is a reference table, written on every node, and the deletion below
+            // stays the user's node's alone. (Not in the report: it holds no record of theirs.)
+            try await pool.withTransaction(statementTimeout: statementTimeout) { connection in
+                try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
+                let devices = try await connection.query(Self.devices(tenant: tenant, user: user)).rows.map { try $0.decode("device_id", as: String.self) }
+                try await connection.query(Self.forgetActiveMembers(tenant: tenant, user: user, devices: devices))
+            }
         }
         return try await pool.withTransaction(readOnly: dryRun, statementTimeout: erasureStatementTimeout, role: .login) { connection in
             try await RequestScope.set(on: connection, tenantID: tenant, userID: user)
             guard !dryRun else { return try await Self.report(connection.query(Self.erase(tenant: tenant, user: user, dryRun: true)), dryRun: true) }
             let counter = try await connection.query(Self.lockUserRow(tenant: tenant, user: user)).rows.first?.decode("change_counter", as: Int64.self)
-            // The metering's trace of them (hashed, kept two days) goes too; devices first,
-            // before their rows are erased. (Not in the report: it holds no record of theirs.)
-            let devices = try await connection.query(Self.devices(tenant: tenant, user: user)).rows.map { try $0.decode("device_id", as: String.self) }
-            try await connection.query(Self.forgetActiveMembers(tenant: tenant, user: user, devices: devices))
             let report = try await Self.report(connection.query(Self.erase(tenant: tenant, user: user, dryRun: false)), dryRun: false)
             if let counter {
                 // The user's open event streams, on every replica, hear it at commit: their
