@@ -227,11 +227,8 @@ struct ServeCommand: AsyncParsableCommand {
         // through a pooler: a request URL of its own names where requests go.
         let userPools = distributed && settings.routeToNodes && settings.requestDatabaseURL == nil ? UserPools(citusCoordinator: pool, logger: logger) : nil
         let readiness = Readiness()
-        var server = settings.server
-        // Webhooks are written and delivered on one database, not yet on Citus (deploy/README.md).
-        server.webhooks.enabled = !distributed
         let app = buildApplication(
-            configuration: server, pool: pool, readiness: readiness, binaryHeadVersion: directory.headVersion, logger: logger,
+            configuration: settings.server, pool: pool, readiness: readiness, binaryHeadVersion: directory.headVersion, logger: logger,
             listenerConnection: PGConnectionConfiguration(connectionString: database.connectionString, notices: notices), userPools: userPools,
             onServerRunning: { port in logger.info("serving", metadata: ["host": "\(settings.server.host)", "port": "\(port)"]) })
         let group = ServiceGroup(

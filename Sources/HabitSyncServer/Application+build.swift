@@ -52,10 +52,11 @@ public func buildApplication(
         store: TenantUsageStore(pool: pool), flushInterval: configuration.meterFlushInterval, storedRowsInterval: configuration.meterStoredRowsInterval,
         logger: logger)
     let quotas = TenantQuotas(store: TenantLimitsStore(pool: pool), meter: meter, settings: configuration.tenantQuotas)
+    let push = PushStore(
+        pool: pool, statementTimeout: configuration.statementTimeout, maximumSkew: configuration.limits.maximumClockSkewSeconds,
+        timeZones: timeZones, pools: pools)
     SyncController(
-        push: PushStore(
-            pool: pool, statementTimeout: configuration.statementTimeout, maximumSkew: configuration.limits.maximumClockSkewSeconds,
-            timeZones: timeZones, pools: pools),
+        push: push,
         pull: PullStore(pool: pool, statementTimeout: configuration.statementTimeout, pools: pools),
         limits: configuration.limits, metrics: metrics, bodyBudget: RequestBodyBudget(capacityBytes: configuration.bodyBudgetBytes), quotas: quotas,
         meter: meter
@@ -79,7 +80,8 @@ public func buildApplication(
     let connections = ConnectionRegistry(maximum: configuration.connections.maximumConnections, metrics: metrics)
     let connectionLimits = configuration.connections
     var services: [any Service] = [feed, meter]
-    if configuration.webhooks.enabled {
+    // Webhooks are written and delivered on one database, not yet on Citus (deploy/README.md).
+    if configuration.webhooks.enabled, push.singleNode {
         services.append(
             WebhookDeliverer(
                 queue: WebhookQueue(pool: pool, schedule: configuration.webhooks.schedule), settings: configuration.webhooks, metrics: metrics, logger: logger))

@@ -25,6 +25,8 @@ import Testing
         return configuration
     }
 
+    static let notOnCitus: Comment = "webhooks are not delivered on Citus yet (deploy/README.md)"
+
     static let secret: [UInt8] = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
     static var secretText: String { "whsec_" + Data(secret).base64EncodedString() }
 
@@ -85,7 +87,7 @@ import Testing
         (data["changes"] as? [[String: Any]] ?? []).map { "\($0["collection"] ?? "")/\($0["id"] ?? "")@\($0["serverVersion"] ?? "")" }
     }
 
-    @Test func everyCommittedPushIsDeliveredInItsUsersOrderSignedThroughAFlakyReceiver() async throws {
+    @Test(.disabled(if: TestPostgres.onCitus, Self.notOnCitus)) func everyCommittedPushIsDeliveredInItsUsersOrderSignedThroughAFlakyReceiver() async throws {
         let world = try await SyncWorld.make()
         // A push holding a habit of this name fails inside PostgreSQL and rolls back whole.
         try await world.database.withPool(size: 1) { pool in
@@ -202,7 +204,7 @@ import Testing
         #expect(rows.contains { $0.attempts > 1 })
     }
 
-    @Test func filtersRecordsPausesDeadLettersAndTheAdminCommands() async throws {
+    @Test(.disabled(if: TestPostgres.onCitus, Self.notOnCitus)) func filtersRecordsPausesDeadLettersAndTheAdminCommands() async throws {
         let world = try await SyncWorld.make()
         let environment = ["DATABASE_URL": world.database.connectionString]
         let receiver = await LoopbackWebhookReceiver.start()
@@ -306,7 +308,7 @@ import Testing
         #expect(missing.status != 0 && missing.stderr.contains("no webhook endpoint"))
     }
 
-    @Test func anErasedAccountTakesItsDeliveriesAndOtherTenantsHearNothing() async throws {
+    @Test(.disabled(if: TestPostgres.onCitus, Self.notOnCitus)) func anErasedAccountTakesItsDeliveriesAndOtherTenantsHearNothing() async throws {
         let world = try await SyncWorld.make()
         let (other, otherKey) = try await world.addTenant("other")
         let receiver = await LoopbackWebhookReceiver.start()
@@ -344,7 +346,7 @@ import Testing
     /// A receiver down for an hour leaves a backlog; a push's insert into the outbox reads the
     /// tenant's endpoints only, never the backlog: its cost is the same with none and with
     /// thousands waiting.
-    @Test func aPushsOutboxInsertCostsTheSameWhateverTheBacklog() async throws {
+    @Test(.disabled(if: TestPostgres.onCitus, Self.notOnCitus)) func aPushsOutboxInsertCostsTheSameWhateverTheBacklog() async throws {
         let world = try await SyncWorld.make()
         let endpoint = try await Self.addEndpoint(world, url: "https://hooks.example.com/habitsync")
         /// The buffers the insert touched, and the tables its plan reads.

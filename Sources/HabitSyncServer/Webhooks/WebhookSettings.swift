@@ -3,7 +3,8 @@ import HabitSyncStore
 
 /// How this replica delivers webhooks (docs/operations.md, "Webhooks").
 public struct WebhookSettings: Sendable, Equatable {
-    /// Off on Citus, where deliveries are not written yet (deploy/README.md).
+    /// Whether this replica delivers (on Citus it never does: deliveries are not written there
+    /// yet, deploy/README.md).
     public var enabled = true
     /// What a delivery's POST may reach and how long it may take: HTTPS to public addresses,
     /// unless the operator allows private ones (or, for tests, plain HTTP to loopback).
