@@ -51,6 +51,12 @@ struct BenchCommand: AsyncParsableCommand {
             "With --check-in: measure it on this server (tracing off) and on a replica on the same database that traces every request (OTLP/HTTP to a sink), alternately; prints each round and the ratio of their medians."
     )
     var tracingCost = false
+    @Flag(
+        name: .customLong("webhook-cost"),
+        help:
+            "With --check-in: measure it with the tenant holding no webhook endpoint and with one hearing every push (delivered to a sink), alternately; prints each round and the ratio of their medians."
+    )
+    var webhookCost = false
     @Option(name: .customLong("price-rounds"), help: "With --prices: rounds of with and without each (3 by default); each row is its median.")
     var priceRounds = 3
     @Flag(name: .customLong("history-scale"), help: "Measure only push and first-pull-of-a-day latency against a week, 5 and 10 years of history.") var historyScaleOnly = false
@@ -146,6 +152,16 @@ struct BenchCommand: AsyncParsableCommand {
             }
             await environment.stop()
             print(FirstSyncBench.table(result))
+            return
+        }
+        if checkInOnly, webhookCost {
+            let result: WebhookCost.Result
+            do { result = try await WebhookCost.measure(environment, rounds: quick ? 1 : priceRounds, log: log) { try await checkIn(environment, rawCeiling: false) } } catch {
+                await environment.stop()
+                throw error
+            }
+            await environment.stop()
+            print(WebhookCost.table(result))
             return
         }
         if checkInOnly, tracingCost {

@@ -22,7 +22,10 @@ final class BenchEnvironment {
         database = try await HarnessDatabase(databaseURL: databaseURL, directory: workDirectory, migrationsDirectory: URL(fileURLWithPath: migrationsDirectory), durable: true)
         // Request logs go to a file, as in production: the server pays for them, the raw
         // ceiling does not, and that is part of what is measured.
-        server = Self.serverProcess(name: "server", binary: serverBinary, database: database, logDirectory: workDirectory, migrationsDirectory: migrationsDirectory)
+        // Webhooks may be delivered to the bench's sink on loopback (`WebhookCost`).
+        server = Self.serverProcess(
+            name: "server", binary: serverBinary, database: database, logDirectory: workDirectory, migrationsDirectory: migrationsDirectory,
+            environment: ["HABITSYNC_WEBHOOK_LOOPBACK_HTTP=allow"])
         try await server.start()
     }
 

@@ -3,9 +3,9 @@ import NIOHTTP1
 import NIOPosix
 import Synchronization
 
-/// An OTLP/HTTP endpoint that takes every export and keeps only its count and size: where the
-/// benchmark's traced server sends its spans, so that what is measured is the server's cost
-/// of tracing (making, encoding and sending spans), not a collector's.
+/// An HTTP endpoint that takes every POST and keeps only its count and size, answering 200 at
+/// once: where the benchmark's traced server sends its spans (OTLP/HTTP) and its webhooks are
+/// delivered, so that what is measured is the server's cost of sending them, not a receiver's.
 public final class TraceSink: Sendable {
     private let channel: any Channel
     private let counts: Counts
