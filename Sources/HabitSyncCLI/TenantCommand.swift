@@ -11,6 +11,7 @@ struct TenantCommand: AsyncParsableCommand {
         subcommands: [
             Create.self, List.self, Show.self, SetLimits.self, Usage.self, RotateKey.self, Erase.self, AddIssuer.self, Issuers.self, RemoveIssuer.self,
             AddWebhook.self, Webhooks.self, RemoveWebhook.self, PauseWebhook.self, ResumeWebhook.self, WebhookDeliveries.self, Redeliver.self,
+            SetAPNs.self, APNs.self, RemoveAPNs.self,
         ])
 
     /// Key options shared by create and rotate-key.

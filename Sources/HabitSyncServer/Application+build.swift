@@ -65,6 +65,7 @@ public func buildApplication(
     let expensiveReads = ExpensiveReadLimiter(perUser: configuration.expensiveReadsPerUser, metrics: metrics)
     StatsController(stats: StatsStore(pool: pool, statementTimeout: configuration.statementTimeout), limiter: expensiveReads).addRoutes(to: v1)
     AccountController(accounts: AccountStore(pool: pool, statementTimeout: configuration.statementTimeout), metrics: metrics, limiter: expensiveReads).addRoutes(to: v1)
+    DevicesController(tokens: PushTokenStore(pool: pool, statementTimeout: configuration.statementTimeout)).addRoutes(to: v1)
     // Realtime: one LISTEN connection for the whole server, feeding every open stream.
     let streams = ChangeStreams(limits: configuration.realtime)
     let listening = listenerConnection ?? pool.configuration.connection
@@ -80,11 +81,14 @@ public func buildApplication(
     let connections = ConnectionRegistry(maximum: configuration.connections.maximumConnections, metrics: metrics)
     let connectionLimits = configuration.connections
     var services: [any Service] = [feed, meter]
-    // Webhooks are written and delivered on one database, not yet on Citus (deploy/README.md).
+    // Webhooks and wakes are written and sent on one database, not yet on Citus (deploy/README.md).
     if configuration.webhooks.enabled, push.singleNode {
         services.append(
             WebhookDeliverer(
                 queue: WebhookQueue(pool: pool, schedule: configuration.webhooks.schedule), settings: configuration.webhooks, metrics: metrics, logger: logger))
+    }
+    if configuration.wakes.enabled, push.singleNode {
+        services.append(PushWaker(queue: WakeQueue(pool: pool), settings: configuration.wakes, metrics: metrics, logger: logger))
     }
     return Application(
         router: router,

@@ -71,6 +71,8 @@ public struct ServerConfiguration: Sendable {
     public var traceUserIDs = false
     /// The webhook deliverer (docs/operations.md, "Webhooks").
     public var webhooks = WebhookSettings()
+    /// The APNs background wakes (docs/operations.md, "Waking iPhones").
+    public var wakes = WakeSettings()
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, statementTimeout: Duration = .seconds(5), serverName: String = "habitsync-server",

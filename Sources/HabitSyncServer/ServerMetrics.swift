@@ -113,6 +113,20 @@ public final class ServerMetrics: Sendable {
         }
     }
 
+    /// A background wake: sent, the token dropped (APNs says it is gone), or failed.
+    public func recordWake(_ outcome: WakeQueue.Outcome) {
+        let label =
+            switch outcome {
+            case .sent: "sent"
+            case .tokenInvalid: "token_dropped"
+            case .failed: "failed"
+            }
+        registry.makeCounter(
+            descriptor: Self.descriptor("habitsync_wakes", unit: "total", "APNs background wakes by outcome: sent, token_dropped (APNs said the token is gone) or failed."),
+            labels: [("outcome", label)]
+        ).increment()
+    }
+
     /// Webhook deliveries the retention turned dead (pending too long) or deleted.
     public func recordWebhookPruned(_ rows: Int) {
         registry.makeCounter(descriptor: Self.descriptor("habitsync_webhook_pruned", unit: "total", "Finished webhook deliveries deleted after the retention.")).increment(

@@ -218,6 +218,21 @@ import Testing
         }
     }
 
+    /// docs/operations.md, "Waking iPhones": the admin's commands as printed, with a key made
+    /// as Apple's .p8 files are (a P-256 key in PKCS#8 PEM).
+    @Test func theOperationsAPNsExampleRuns() async throws {
+        let block = try #require(try Self.blocks(of: "docs/operations.md").first { $0.section == "Waking iPhones" && $0.language == "sh" })
+        let database = try await TestPostgres.shared.migratedDatabase()
+        try await RunningServer.with(database: database) { server in
+            let prepare = "B=\n$B tenant create demo >/dev/null\nopenssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out AuthKey_ABC123DEFG.p8"
+            let printed = try await Self.run([prepare, block.text], server: server, environment: ["DATABASE_URL": database.connectionString])
+            let shown = try #require(printed.last)
+            #expect(shown.first?.hasPrefix("APNs key ABC123DEFG set for tenant demo (production, topic com.example.habits)") == true, "\(shown)")
+            #expect(shown.contains { $0.contains("team TEAM123456") && $0.contains("wake at most every 60s") && !$0.contains("PRIVATE") }, "\(shown)")
+            #expect(shown.last == "removed", "\(shown)")
+        }
+    }
+
     /// docs/operations.md, "Tracing": the command as printed starts a server that traces (its
     /// variables are ones `serve` takes; the collector it names need not be up: spans it cannot
     /// send are dropped), which serves and stops cleanly.

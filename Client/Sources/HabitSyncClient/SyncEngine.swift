@@ -247,7 +247,7 @@ public struct SyncEngine: Sendable {
         return request
     }
 
-    private func send(_ method: String, path: String, body: Data?) async throws -> (Data, HTTPURLResponse) {
+    func send(_ method: String, path: String, body: Data?) async throws -> (Data, HTTPURLResponse) {
         var request = try await authorizedRequest(method, path: path)
         request.httpBody = body
         if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }

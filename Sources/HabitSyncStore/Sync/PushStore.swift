@@ -198,18 +198,28 @@ public struct PushStore: Sendable {
     /// push's earlier statements set aside. Not on Citus, which cannot send data-modifying `WITH`
     /// parts to one worker, nor a notification from one.
     ///
-    /// `webhooks`: the push's webhook deliveries (`WebhookEvent.insertDeliveries`), written by
-    /// the same statement, so they commit with the push or not at all.
+    /// What the push tells the world beside its notice, written by the same statement, so that
+    /// it commits with the push or not at all: its webhook deliveries
+    /// (`WebhookEvent.insertDeliveries`) and the user's other devices' background wakes
+    /// (`WakeQueue.markOtherDevices`), when `changed` says what it stored (nil: nothing, or a
+    /// push on Citus).
     static func closePush(
         tenant: UUID, user: String, device: String, counter: Int64, notice: ChangeNotice?, batch: UUID, hash: [UInt8], body: [UInt8],
-        webhooks: WebhookEvent? = nil
+        changed: WebhookEvent? = nil
     ) -> PGQuery {
         let last: PGQuery = notice.map(notifyChange) ?? "SELECT NULL"
-        let outbox: PGQuery = webhooks.map { ",\nwebhooks AS (\(WebhookEvent.insertDeliveries($0, tenant: tenant, user: user)))" } ?? ""
+        let outgoing: PGQuery =
+            changed.map {
+                """
+                ,
+                webhooks AS (\(WebhookEvent.insertDeliveries($0, tenant: tenant, user: user))),
+                wakes AS (\(WakeQueue.markOtherDevices(tenant: tenant, user: user, device: device)))
+                """
+            } ?? ""
         return """
             WITH device AS (\(touchDevice(tenant: tenant, user: user, device: device))),
             closed AS (\(closeUser(tenant: tenant, user: user, counter: counter, digestsDeferred: true))),
-            saved AS (\(saveBatch(tenant: tenant, user: user, device: device, batch: batch, hash: hash, body: body)))\(outbox)
+            saved AS (\(saveBatch(tenant: tenant, user: user, device: device, batch: batch, hash: hash, body: body)))\(outgoing)
             \(last)
             """
     }
@@ -323,8 +333,8 @@ public struct PushStore: Sendable {
                     Self.closePush(
                         tenant: identity.tenantID, user: identity.userID, device: deviceID, counter: batch.nextVersion - 1, notice: notice,
                         batch: request.batchId, hash: requestHash, body: body,
-                        // Webhooks are delivered on one database, not yet on Citus (deploy/README.md).
-                        webhooks: self.singleNode ? batch.webhookEvent(firstVersion: counter + 1, derivedFrom: derivedFrom) : nil))
+                        // Webhooks and wakes go out from one database, not yet from Citus (deploy/README.md).
+                        changed: self.singleNode ? batch.webhookEvent(firstVersion: counter + 1, derivedFrom: derivedFrom) : nil))
             } else {
                 closing.append(Self.touchDevice(tenant: identity.tenantID, user: identity.userID, device: deviceID))
                 closing.append(Self.closeUser(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1, digestsDeferred: false))
