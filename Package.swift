@@ -386,6 +386,7 @@ let package = Package(
                 "HabitSyncServer", "HabitSyncCLI", "habitsync-server", "LibPQClient", "ServerHarness", "TestSupport", "EmbeddedPostgres", "GuardedFetch",
                 "HabitSyncAuth", "HabitSyncDomain", "HabitSyncStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -73,6 +73,9 @@ public final class LoopbackWebhookReceiver: Sendable {
 
     public var received: [Arrival] { arrivals.withLock { $0 } }
 
+    /// Deliveries received, each once however often it came (`webhook-id`).
+    public var deliveries: Int { Set(received.map(\.id)).count }
+
     public func stop() async {
         task.cancel()
         _ = try? await task.value
