@@ -9,7 +9,6 @@ import ServiceLifecycle
 /// here runs on a request's path.
 public final class PushWaker: Service, Sendable {
     let queue: WakeQueue
-    let apns: APNsClient
     let settings: WakeSettings
     let metrics: ServerMetrics
     let logger: Logger
@@ -19,12 +18,14 @@ public final class PushWaker: Service, Sendable {
         self.settings = settings
         self.metrics = metrics
         self.logger = logger
-        apns = APNsClient(settings: settings)
     }
 
     public func run() async throws {
+        // Made here, and shut down before run returns: an HTTP client dropped without its
+        // shutdown stops the process, so none exists unless the service runs.
+        let apns = APNsClient(settings: settings)
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            let sent = await round()
+            let sent = await round(apns)
             if sent < settings.concurrency {
                 await cancelWhenGracefulShutdown { try? await Task.sleep(for: self.settings.pollInterval) }
             }
@@ -43,7 +44,7 @@ public final class PushWaker: Service, Sendable {
     }
 
     /// One claim and its sends; returns how many were claimed.
-    func round() async -> Int {
+    func round(_ apns: APNsClient) async -> Int {
         let claimed: [WakeQueue.Claimed]
         do {
             claimed = try await queue.claim(limit: settings.concurrency)
@@ -56,7 +57,7 @@ public final class PushWaker: Service, Sendable {
             for wake in claimed {
                 group.addTask {
                     do {
-                        return (wake, Self.outcome(of: try await self.apns.send(wake)))
+                        return (wake, Self.outcome(of: try await apns.send(wake)))
                     } catch {
                         return (wake, .failed(reason: "\(type(of: error))"))
                     }
