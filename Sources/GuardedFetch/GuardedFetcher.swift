@@ -68,16 +68,10 @@ public struct GuardedFetcher: Sendable {
                     }
                 }
                 defer { gf_result_free(&result) }
-                let message = withUnsafeBytes(of: result.message) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-                switch result.outcome {
-                case GF_OK: return .success(result.status)
                 // The answer came; only its body was longer than is read.
-                case GF_TOO_LARGE where result.status > 0: return .success(result.status)
-                case GF_TOO_LARGE: return .failure(.tooLarge(limit: maximumBytes))
-                case GF_ADDRESS_REFUSED: return .failure(.addressRefused)
-                case GF_TIMEOUT: return .failure(.timedOut)
-                default: return .failure(.transferFailed(message))
-                }
+                if result.outcome == GF_TOO_LARGE, result.status > 0 { return .success(result.status) }
+                if let failure = Self.failure(of: result, maximumBytes: maximumBytes) { return .failure(failure) }
+                return .success(result.status)
             }
         } catch {
             throw .transferFailed("the server is shutting down")
@@ -96,21 +90,25 @@ public struct GuardedFetcher: Sendable {
                 var result = gf_result()
                 gf_get(url, timeoutMilliseconds, maximumBytes, httpsOnly ? 1 : 0, addresses, &result)
                 defer { gf_result_free(&result) }
-                let message = withUnsafeBytes(of: result.message) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-                switch result.outcome {
-                case GF_OK:
-                    guard result.status == 200 else { return .failure(.status(result.status)) }
-                    guard let body = result.body else { return .success([]) }
-                    return .success(Array(UnsafeBufferPointer(start: body, count: result.length)))
-                case GF_TOO_LARGE: return .failure(.tooLarge(limit: maximumBytes))
-                case GF_ADDRESS_REFUSED: return .failure(.addressRefused)
-                case GF_TIMEOUT: return .failure(.timedOut)
-                default: return .failure(.transferFailed(message))
-                }
+                if let failure = Self.failure(of: result, maximumBytes: maximumBytes) { return .failure(failure) }
+                guard result.status == 200 else { return .failure(.status(result.status)) }
+                guard let body = result.body else { return .success([]) }
+                return .success(Array(UnsafeBufferPointer(start: body, count: result.length)))
             }
         } catch {
             throw .transferFailed("the server is shutting down")
         }
         return try outcome.get()
+    }
+
+    /// Why a transfer failed; nil when it did not (an answer came, whatever its status).
+    private static func failure(of result: gf_result, maximumBytes: Int) -> FetchFailure? {
+        switch result.outcome {
+        case GF_OK: return nil
+        case GF_TOO_LARGE: return .tooLarge(limit: maximumBytes)
+        case GF_ADDRESS_REFUSED: return .addressRefused
+        case GF_TIMEOUT: return .timedOut
+        default: return .transferFailed(withUnsafeBytes(of: result.message) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) })
+        }
     }
 }

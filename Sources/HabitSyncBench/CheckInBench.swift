@@ -33,6 +33,18 @@ enum CheckInBench {
 
         /// The median round of `samples` by CPU per check-in (the upper one of an even count).
         static func median(_ samples: [Result]) -> Result? { samples.sorted { $0.cpu < $1.cpu }.dropFirst(samples.count / 2).first }
+
+        /// The header of a table of configurations measured in rounds (`medianRow`).
+        static let roundsHeader = ["| check-in | per second | p50 / p99 ms | server ms | PostgreSQL ms | CPU ms: median (rounds) |", "|---|---|---|---|---|---|"]
+
+        /// One configuration's row: its median round, and every round's CPU per check-in.
+        static func medianRow(_ name: String, _ samples: [Result]) -> String? {
+            guard let m = median(samples) else { return nil }
+            func ms(_ value: Double) -> String { String(format: "%.2f", value) }
+            let rounds = samples.map { ms($0.cpu) }.joined(separator: ", ")
+            return
+                "| \(name) | \(String(format: "%.0f", m.perSecond)) | \(String(format: "%.1f", m.latencyMilliseconds.p50)) / \(String(format: "%.1f", m.latencyMilliseconds.p99)) | \(ms(m.serverCPU)) | \(ms(m.postgresCPU)) | \(ms(m.cpu)) (\(rounds)) |"
+        }
         var ratio: Double { perSecond / max(rawPerSecond, 1) }
     }
 

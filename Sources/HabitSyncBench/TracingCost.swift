@@ -46,14 +46,8 @@ enum TracingCost {
     }
 
     static func table(_ result: Result) -> String {
-        func ms(_ value: Double) -> String { String(format: "%.2f", value) }
-        func row(_ name: String, _ samples: [CheckInBench.Result]) -> String? {
-            guard let m = CheckInBench.Result.median(samples) else { return nil }
-            let rounds = samples.map { ms($0.cpu) }.joined(separator: ", ")
-            return
-                "| \(name) | \(String(format: "%.0f", m.perSecond)) | \(String(format: "%.1f", m.latencyMilliseconds.p50)) / \(String(format: "%.1f", m.latencyMilliseconds.p99)) | \(ms(m.serverCPU)) | \(ms(m.postgresCPU)) | \(ms(m.cpu)) (\(rounds)) |"
-        }
-        var lines = ["| check-in | per second | p50 / p99 ms | server ms | PostgreSQL ms | CPU ms: median (rounds) |", "|---|---|---|---|---|---|"]
+        let row = CheckInBench.Result.medianRow
+        var lines = CheckInBench.Result.roundsHeader
         lines += [row("tracing off", result.untraced), row("tracing every request (always_on, OTLP/HTTP)", result.traced)].compactMap { $0 }
         if let off = CheckInBench.Result.median(result.untraced), let on = CheckInBench.Result.median(result.traced), off.cpu > 0, off.serverCPU > 0 {
             lines.append("")

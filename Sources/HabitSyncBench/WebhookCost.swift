@@ -45,14 +45,8 @@ enum WebhookCost {
     }
 
     static func table(_ result: Result) -> String {
-        func ms(_ value: Double) -> String { String(format: "%.2f", value) }
-        func row(_ name: String, _ samples: [CheckInBench.Result]) -> String? {
-            guard let m = CheckInBench.Result.median(samples) else { return nil }
-            let rounds = samples.map { ms($0.cpu) }.joined(separator: ", ")
-            return
-                "| \(name) | \(String(format: "%.0f", m.perSecond)) | \(String(format: "%.1f", m.latencyMilliseconds.p50)) / \(String(format: "%.1f", m.latencyMilliseconds.p99)) | \(ms(m.serverCPU)) | \(ms(m.postgresCPU)) | \(ms(m.cpu)) (\(rounds)) |"
-        }
-        var lines = ["| check-in | per second | p50 / p99 ms | server ms | PostgreSQL ms | CPU ms: median (rounds) |", "|---|---|---|---|---|---|"]
+        let row = CheckInBench.Result.medianRow
+        var lines = CheckInBench.Result.roundsHeader
         lines += [
             row("no webhook", result.without), row("a webhook hearing every push (written and delivered)", result.with),
             row("a webhook whose receiver is down (written, failing, piling up)", result.receiverDown),

@@ -44,4 +44,9 @@ public enum RequestScope {
             PGLocalSetting("habitsync.scope", userID == nil ? "tenant" : "user"),
         ]
     }
+
+    /// A transaction of `tenant`'s admins (its settings, endpoints, keys): tenant-wide scope.
+    static func inTenant<Result>(_ pool: PGPool, _ tenant: UUID, readOnly: Bool = false, _ body: (PGConnection) async throws -> Result) async throws -> Result {
+        try await pool.withTransaction(readOnly: readOnly, localSettings: try settings(tenantID: tenant, userID: nil)) { try await body($0) }
+    }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import Hummingbird
 import HummingbirdHTTP2
-import Logging
 import NIOCore
 import NIOSSL
 import Synchronization
@@ -65,18 +64,7 @@ public final class LoopbackAPNs: Sendable {
                 status: .init(code: refusal.status), headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(string: #"{"reason":"\#(refusal.reason)"}"#)))
         }
-        let (portStream, portContinuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "loopback-apns")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router, server: try .http2Upgrade(tlsConfiguration: tls), configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
-        var port = 0
-        for await bound in portStream {
-            port = bound
-            break
-        }
+        let (port, task) = await LoopbackApplication.start(router, server: try .http2Upgrade(tlsConfiguration: tls), label: "loopback-apns")
         let server = LoopbackAPNs(port: port, trustRoot: certificate, answers: answers, task: task)
         box.withLock { $0 = server }
         return server

@@ -43,10 +43,7 @@ public struct TenantAPNsStore: Sendable {
     static func delete(tenant: UUID) -> PGQuery { "DELETE FROM tenant_apns WHERE tenant_id = \(tenant)" }
 
     private func inTenant<Result>(_ tenant: UUID, readOnly: Bool = false, _ body: (PGConnection) async throws -> Result) async throws -> Result {
-        try await pool.withTransaction(readOnly: readOnly) { connection in
-            try await RequestScope.set(on: connection, tenantID: tenant, userID: nil)
-            return try await body(connection)
-        }
+        try await RequestScope.inTenant(pool, tenant, readOnly: readOnly, body)
     }
 
     public func set(tenant: UUID, _ settings: APNsSettings) async throws {

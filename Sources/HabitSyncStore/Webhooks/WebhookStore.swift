@@ -90,10 +90,7 @@ public struct WebhookStore: Sendable {
     }
 
     private func inTenant<Result>(_ tenant: UUID, readOnly: Bool = false, _ body: (PGConnection) async throws -> Result) async throws -> Result {
-        try await pool.withTransaction(readOnly: readOnly) { connection in
-            try await RequestScope.set(on: connection, tenantID: tenant, userID: nil)
-            return try await body(connection)
-        }
+        try await RequestScope.inTenant(pool, tenant, readOnly: readOnly, body)
     }
 
     /// The new endpoint's id. It hears the pushes that commit after this returns.
