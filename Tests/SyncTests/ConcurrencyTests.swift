@@ -153,7 +153,7 @@ import Testing
     @Test func oneUsersBurstCannotTakeEveryConnection() async throws {
         let world = try await SyncWorld.make()
         // Pushes wait for the lock as long as the test holds it, not a statement timeout.
-        try await world.serve(ServerConfiguration(host: "127.0.0.1", port: 0, statementTimeout: .seconds(120)), poolSize: 2) { server in
+        try await world.serve(.forTests, poolSize: 2) { server in
             let noisy = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "noisy"), device: "phone", connections: 64)
             let quiet = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "quiet"), device: "phone", connections: 1)
             #expect(try await noisy.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status == 200)

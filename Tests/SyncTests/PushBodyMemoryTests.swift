@@ -43,7 +43,8 @@ import Testing
         }
         let large = try body(400), bobs = try body(200)
         // Room for Alice's large push, not for Bob's beside it; each alone fits.
-        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, statementTimeout: .seconds(120))
+        // The tests' generous slow-client limits: a loaded machine must not cut Alice's upload off.
+        var configuration = ServerConfiguration.forTests
         configuration.bodyBudgetBytes = RequestBodyBudget.estimate(bodyBytes: large.count) + RequestBodyBudget.estimate(bodyBytes: bobs.count) / 2
         try await world.serve(configuration) { server in
             let alice = try await world.client(server, user: "alice")
@@ -84,7 +85,7 @@ import Testing
     /// otherwise every gzip push would take the whole budget and they would run one at a time.
     @Test func smallGzipPushesShareTheBudget() async throws {
         let world = try await SyncWorld.make()
-        try await world.serve(ServerConfiguration(host: "127.0.0.1", port: 0, statementTimeout: .seconds(120))) { server in
+        try await world.serve(.forTests) { server in
             let alice = try await world.client(server, user: "alice")
             let bob = SyncClient(baseURL: server.baseURL, token: try await world.token(user: "bob"), device: "phone", connections: 1)
             #expect(try await alice.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status == 200)

@@ -24,7 +24,7 @@ ALTER TABLE public.device_push_tokens FORCE ROW LEVEL SECURITY;
 ALTER TABLE public.device_push_tokens ADD CONSTRAINT device_push_tokens_device_id_check CHECK (((char_length(device_id) >= 1) AND (char_length(device_id) <= 100)));
 ALTER TABLE public.device_push_tokens ADD CONSTRAINT device_push_tokens_pkey PRIMARY KEY (tenant_id, user_id, device_id);
 ALTER TABLE public.device_push_tokens ADD CONSTRAINT device_push_tokens_tenant_id_user_id_fkey FOREIGN KEY (tenant_id, user_id) REFERENCES users(tenant_id, user_id) ON DELETE CASCADE;
-ALTER TABLE public.device_push_tokens ADD CONSTRAINT device_push_tokens_token_check CHECK (((token ~ '^[0-9a-f]{16,400}$'::text) AND ((octet_length(token) % 2) = 0)));
+ALTER TABLE public.device_push_tokens ADD CONSTRAINT device_push_tokens_token_check CHECK (((token ~ '^[0-9a-f]+$'::text) AND ((octet_length(token) >= 16) AND (octet_length(token) <= 400)) AND ((octet_length(token) % 2) = 0)));
 
 -- Indexes
 CREATE INDEX device_push_tokens_due ON public.device_push_tokens USING btree (last_wake_at NULLS FIRST) WHERE wake_due;
