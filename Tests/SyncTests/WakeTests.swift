@@ -178,6 +178,11 @@ struct WakeTests {
             #expect(removed.status == 204)
             #expect(try await world.count("device_push_tokens") == 0)
 
+            // This tenant has no APNs key: a push marks no token due.
+            #expect(try await Self.register(server, token: ada, device: "watch", body: #"{"token":"\#(Self.hex(2))"}"#).status == 204)
+            try await Self.push(server, token: ada, device: "phone")
+            #expect(try await world.count("device_push_tokens", where: "wake_due") == 0)
+
             _ = try await world.database.withPool(size: 1) { try await AccountStore(pool: $0).eraseUser(tenant: world.tenant, user: "ada") }
             let erased = try await Self.register(server, token: ada, device: "phone", body: #"{"token":"\#(Self.hex(1))"}"#)
             #expect(erased.status == 410 && erased.text.contains("account_erased"))

@@ -36,11 +36,14 @@ public struct WakeQueue: Sendable {
     static let wakerScope = [PGLocalSetting("habitsync.scope", "wakes")]
 
     /// Part of a push's closing statement (`PushStore.closePush`): the user's other devices with
-    /// a token are due a wake. One probe of the user's tokens; a token already due is left as it is.
+    /// a token are due a wake, when the tenant has an APNs key (else no token ever waits for the
+    /// waker to read past it). A probe of the tenant's key and of the user's tokens; a token
+    /// already due is left as it is.
     static func markOtherDevices(tenant: UUID, user: String, device: String) -> PGQuery {
         """
         UPDATE device_push_tokens SET wake_due = true
         WHERE tenant_id = \(tenant) AND user_id = \(user) AND device_id <> \(device) AND NOT wake_due
+          AND EXISTS (SELECT 1 FROM tenant_apns a WHERE a.tenant_id = \(tenant))
         """
     }
 
