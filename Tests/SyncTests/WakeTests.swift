@@ -20,6 +20,7 @@ struct WakeTests {
 
     static func configuration(_ apns: LoopbackAPNs) -> ServerConfiguration {
         var configuration = ServerConfiguration.forTests
+        configuration.wakes.enabled = true
         configuration.wakes.endpoint = apns.endpoint
         configuration.wakes.additionalTrustRoots = [apns.trustRoot]
         configuration.wakes.pollInterval = .milliseconds(50)

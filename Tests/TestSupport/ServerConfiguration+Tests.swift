@@ -13,6 +13,11 @@ extension ServerConfiguration {
         configuration.connections.keepAliveTimeout = .seconds(600)
         configuration.connections.bodyTimeout = .seconds(600)
         configuration.connections.bodyGrace = .seconds(120)
+        // No webhook deliverer or APNs waker polling beside every test's server (each would
+        // lease a pool connection every second across the suite's hundreds of servers, and
+        // the deliverer starts a thread pool): the tests of them turn them on.
+        configuration.webhooks.enabled = false
+        configuration.wakes.enabled = false
         return configuration
     }
 }
