@@ -35,7 +35,10 @@ import Testing
         return nil
     }
 
-    static func noon(_ day: LocalDate) -> String { WireTime.format(Date(timeIntervalSince1970: Double(day.dayNumber) * 86_400 + 43_200)) }
+    /// Noon UTC of `day`, or now when that is later (today before noon): a time of that day
+    /// the server takes (run between midnight and noon UTC, today's noon was refused as in
+    /// the future, `timestamp_in_future`).
+    static func noon(_ day: LocalDate) -> String { WireTime.format(min(Date(timeIntervalSince1970: Double(day.dayNumber) * 86_400 + 43_200), Date())) }
 
     /// A user with a habit, progress on the recent and the old days, usage events and XP:
     /// the recent records first, the old ones after (so versions do not follow the days).
