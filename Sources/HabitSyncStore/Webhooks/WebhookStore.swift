@@ -129,11 +129,12 @@ public struct WebhookStore: Sendable {
     public func deliveries(tenant: UUID, endpoint: UUID? = nil, state: State? = nil, limit: Int = 100) async throws -> [Delivery] {
         try await inTenant(tenant, readOnly: true) { connection in
             try await connection.query(Self.selectDeliveries(tenant: tenant, endpoint: endpoint, state: state, limit: max(1, limit))).rows.map { row in
-                Delivery(
+                let state = try row.decode("state", as: String.self)
+                return Delivery(
                     id: try row.decode("delivery_id", as: UUID.self), endpointID: try row.decode("endpoint_id", as: UUID.self),
                     userID: try row.decode("user_id", as: String.self), firstVersion: try row.decode("first_version", as: Int64.self),
-                    state: try row.decode("state", as: String.self), attempts: try row.decode("attempts", as: Int.self),
-                    nextAttemptAt: try row.decode("state", as: String.self) == "pending" ? try row.decode("next_attempt_at", as: Date.self) : nil,
+                    state: state, attempts: try row.decode("attempts", as: Int.self),
+                    nextAttemptAt: state == "pending" ? try row.decode("next_attempt_at", as: Date.self) : nil,
                     lastStatus: try row.decodeIfPresent("last_status", as: Int.self), lastError: try row.decodeIfPresent("last_error", as: String.self),
                     createdAt: try row.decode("created_at", as: Date.self), finishedAt: try row.decodeIfPresent("finished_at", as: Date.self))
             }
