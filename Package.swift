@@ -247,7 +247,7 @@ let package = Package(
         .executableTarget(
             name: "habitsync-bench",
             dependencies: [
-                "ServerHarness", "LibPQClient", "HabitSyncStore", "HabitSyncDomain",
+                "ServerHarness", "LibPQClient", "HabitSyncStore", "HabitSyncDomain", "SeededRandom",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/HabitSyncBench",

@@ -119,4 +119,20 @@ import Testing
             #expect(printed.contains(row), "\(printed)")
         }
     }
+
+    /// `--noisy-tenant --quick`: the quiet tenant's 4 devices push 20 times in each phase and
+    /// every push is stored (the run fails otherwise), beside the other tenant within its limit
+    /// and beside its flood; every row printed with its count.
+    @Test func theNoisyTenantRunMeasuresEachPhase() async throws {
+        let (status, printed, log) = try await Self.runBench(["--noisy-tenant", "--quick"])
+        #expect(status == 0, "\(log)")
+        for row in [
+            "| alone (before and after each flood) | 160 |", "| beside a tenant flooding at ", "| beside the same tenant within its limit (9 pushes/s: ",
+            "| **beside the flood ÷ alone** (target ≤ 1.2) |", "| the noise: alone after ÷ alone before", "| (the flood's pushes its limit admitted) |",
+        ] {
+            #expect(printed.contains(row), "\(printed)")
+        }
+        let quietRows = printed.split(separator: "\n").filter { $0.hasPrefix("| beside a tenant") || $0.hasPrefix("| beside the same") }
+        #expect(quietRows.count == 2 && quietRows.allSatisfy { $0.contains(" | 80 | ") }, "\(printed)")
+    }
 }
