@@ -13,6 +13,50 @@
 static pthread_once_t global_init_once = PTHREAD_ONCE_INIT;
 static void global_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
+/* libcurl's share interface: its connection cache, TLS sessions and DNS answers, used by
+   requests on any thread; libcurl calls these around every use of a kind of shared data. */
+struct gf_connections {
+    CURLSH *share;
+    pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+};
+
+static void share_lock(CURL *handle, curl_lock_data data, curl_lock_access access, void *context) {
+    (void)handle;
+    (void)access;
+    pthread_mutex_lock(&((gf_connections *)context)->locks[data]);
+}
+
+static void share_unlock(CURL *handle, curl_lock_data data, void *context) {
+    (void)handle;
+    pthread_mutex_unlock(&((gf_connections *)context)->locks[data]);
+}
+
+gf_connections *gf_connections_new(void) {
+    pthread_once(&global_init_once, global_init);
+    gf_connections *connections = calloc(1, sizeof *connections);
+    if (!connections) return NULL;
+    connections->share = curl_share_init();
+    if (!connections->share) {
+        free(connections);
+        return NULL;
+    }
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&connections->locks[i], NULL);
+    curl_share_setopt(connections->share, CURLSHOPT_LOCKFUNC, share_lock);
+    curl_share_setopt(connections->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    curl_share_setopt(connections->share, CURLSHOPT_USERDATA, connections);
+    curl_share_setopt(connections->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    curl_share_setopt(connections->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    curl_share_setopt(connections->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    return connections;
+}
+
+void gf_connections_free(gf_connections *connections) {
+    if (!connections) return;
+    curl_share_cleanup(connections->share);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_destroy(&connections->locks[i]);
+    free(connections);
+}
+
 typedef struct {
     gf_address_policy policy;
     int refused;
@@ -94,7 +138,7 @@ static size_t write_body(char *data, size_t size, size_t count, void *context) {
 
 void gf_request(const char *url, const char *const *headers, size_t header_count, const unsigned char *body,
                 size_t body_length, const char *user_agent, long timeout_ms, size_t max_bytes, int https_only,
-                gf_address_policy policy, gf_result *out) {
+                gf_address_policy policy, gf_connections *connections, gf_result *out) {
     memset(out, 0, sizeof *out);
     pthread_once(&global_init_once, global_init);
     transfer t = {.policy = policy, .max_bytes = max_bytes};
@@ -126,6 +170,9 @@ void gf_request(const char *url, const char *const *headers, size_t header_count
     curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, &t);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+    /* A kept connection had its address checked when it was opened, under the same policy:
+       one set of connections serves one fetcher, whose policy is fixed. */
+    if (connections) curl_easy_setopt(curl, CURLOPT_SHARE, connections->share);
     struct curl_slist *header_list = NULL;
     int out_of_memory = 0;
     for (size_t i = 0; i < header_count && !out_of_memory; i++) {
@@ -174,7 +221,7 @@ void gf_request(const char *url, const char *const *headers, size_t header_count
 void gf_get(const char *url, long timeout_ms, size_t max_bytes, int https_only,
             gf_address_policy policy, gf_result *out) {
     const char *headers[] = {"Accept: application/json"};
-    gf_request(url, headers, 1, NULL, 0, "habitsync-server key fetch", timeout_ms, max_bytes, https_only, policy, out);
+    gf_request(url, headers, 1, NULL, 0, "habitsync-server key fetch", timeout_ms, max_bytes, https_only, policy, NULL, out);
 }
 
 void gf_result_free(gf_result *result) {

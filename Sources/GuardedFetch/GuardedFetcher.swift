@@ -9,10 +9,14 @@ import NIOPosix
 public struct GuardedFetcher: Sendable {
     public let policy: FetchPolicy
     private let threadPool: NIOThreadPool
+    private let connections: KeptConnections?
 
-    public init(policy: FetchPolicy, threadPool: NIOThreadPool = .singleton) {
+    /// `keepsConnections`: `post` reuses a connection (and its TLS session) to the same host
+    /// and port from an earlier request of this fetcher, rather than opening one each time.
+    public init(policy: FetchPolicy, threadPool: NIOThreadPool = .singleton, keepsConnections: Bool = false) {
         self.policy = policy
         self.threadPool = threadPool
+        connections = keepsConnections ? KeptConnections() : nil
     }
 
     /// Hosts a plain-HTTP test server may be named by.
@@ -50,6 +54,7 @@ public struct GuardedFetcher: Sendable {
         let maximumBytes = policy.maximumBytes
         // curl waits for "100 Continue" before a large body unless told not to.
         let lines = headers + ["Expect:"]
+        let connections = connections
         let outcome: Result<Int, FetchFailure>
         do {
             outcome = try await threadPool.runIfActive {
@@ -63,7 +68,7 @@ public struct GuardedFetcher: Sendable {
                             // still a POST (of nothing), which a null body would not be.
                             gf_request(
                                 url, constant.baseAddress, constant.count, bytes.baseAddress ?? UnsafePointer(bitPattern: 1), bytes.count, userAgent,
-                                timeoutMilliseconds, maximumBytes, httpsOnly ? 1 : 0, addresses, &result)
+                                timeoutMilliseconds, maximumBytes, httpsOnly ? 1 : 0, addresses, connections?.pointer, &result)
                         }
                     }
                 }

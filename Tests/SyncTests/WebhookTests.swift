@@ -351,6 +351,26 @@ import Testing
         #expect(Set(receiver.received.map { $0.data["userId"] as? String }) == ["bob"] && receiver.deliveries == 1)
     }
 
+    /// The deliverer keeps its connection to a receiver: one user's 12 deliveries, each sent
+    /// once the one before it was answered, come over one connection or a few, not one each
+    /// (a TCP handshake per delivery, and with HTTPS a TLS handshake too).
+    @Test(.disabled(if: TestPostgres.onCitus, Self.notOnCitus)) func deliveriesKeepTheirConnectionToTheReceiver() async throws {
+        let world = try await SyncWorld.make()
+        let receiver = await LoopbackWebhookReceiver.start()
+        defer { Task { await receiver.stop() } }
+        _ = try await Self.addEndpoint(world, url: receiver.url)
+        try await world.serve(Self.configuration()) { server in
+            let token = try await world.token(user: "ada")
+            for _ in 0..<12 {
+                #expect(try await Self.push(server, token: token, body: Self.body([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())])).status == 200)
+            }
+            try await Self.waitUntilNonePending(world)
+        }
+        #expect(receiver.deliveries == 12 && receiver.received.count == 12)
+        let connections = Set(receiver.received.map(\.remotePort))
+        #expect(connections.count <= 3, "12 deliveries over \(connections.count) connections")
+    }
+
     /// A receiver down for an hour leaves a backlog; a push's insert into the outbox reads the
     /// tenant's endpoints only, never the backlog: its cost is the same with none and with
     /// thousands waiting.

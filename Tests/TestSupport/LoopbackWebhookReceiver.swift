@@ -21,6 +21,8 @@ public final class LoopbackWebhookReceiver: Sendable {
         public let body: [UInt8]
         /// What the receiver answered (a failure, or too slow for the server: not delivered).
         public let answer: Answer
+        /// The sender's port: arrivals over one connection share it.
+        public let remotePort: Int
 
         public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
         public var data: [String: Any] { json["data"] as? [String: Any] ?? [:] }
@@ -42,8 +44,8 @@ public final class LoopbackWebhookReceiver: Sendable {
     /// `behaviour` is given each arrival's number (0 for the first) and says how to answer it.
     public static func start(_ behaviour: @escaping @Sendable (Int) -> Answer = { _ in .status(200) }) async -> LoopbackWebhookReceiver {
         let box = Mutex<LoopbackWebhookReceiver?>(nil)
-        let router = Router()
-        router.post("hook") { request, _ -> Response in
+        let router = Router(context: Context.self)
+        router.post("hook") { request, context -> Response in
             let body = try await request.body.collect(upTo: 16 << 20)
             guard let receiver = box.withLock({ $0 }) else { return Response(status: .serviceUnavailable) }
             let answer = receiver.arrivals.withLock { arrivals in
@@ -52,7 +54,7 @@ public final class LoopbackWebhookReceiver: Sendable {
                     Arrival(
                         id: request.headers[.init("webhook-id")!] ?? "", timestamp: request.headers[.init("webhook-timestamp")!] ?? "",
                         signature: request.headers[.init("webhook-signature")!] ?? "", contentType: request.headers[.contentType] ?? "",
-                        body: Array(body.readableBytesView), answer: answer))
+                        body: Array(body.readableBytesView), answer: answer, remotePort: context.remotePort))
                 return answer
             }
             switch answer {
@@ -67,6 +69,17 @@ public final class LoopbackWebhookReceiver: Sendable {
         let receiver = LoopbackWebhookReceiver(port: port, task: task, behaviour: behaviour)
         box.withLock { $0 = receiver }
         return receiver
+    }
+
+    /// A request's context with the connection's remote port.
+    struct Context: RequestContext {
+        var coreContext: CoreRequestContextStorage
+        let remotePort: Int
+
+        init(source: ApplicationRequestContextSource) {
+            coreContext = .init(source: source)
+            remotePort = source.channel.remoteAddress?.port ?? 0
+        }
     }
 
     public func answer(_ behaviour: @escaping @Sendable (Int) -> Answer) { self.behaviour.withLock { $0 = behaviour } }

@@ -19,6 +19,9 @@ public final class WebhookDeliverer: Service, Sendable {
     /// The blocking transfers run here, not on the shared thread pool the identity providers'
     /// key fetches use: a slow receiver cannot hold those up.
     let threads: NIOThreadPool
+    /// Keeps its connections between rounds: a receiver's connection (and TLS session) serves
+    /// its next deliveries rather than a handshake each.
+    let fetcher: GuardedFetcher
 
     public static let userAgent = "habitsync-server webhook"
 
@@ -28,6 +31,7 @@ public final class WebhookDeliverer: Service, Sendable {
         self.metrics = metrics
         self.logger = logger
         threads = NIOThreadPool(numberOfThreads: max(1, settings.concurrency))
+        fetcher = GuardedFetcher(policy: settings.fetch, threadPool: threads, keepsConnections: true)
     }
 
     public func run() async throws {
@@ -58,9 +62,8 @@ public final class WebhookDeliverer: Service, Sendable {
             return 0
         }
         guard !claimed.isEmpty else { return 0 }
-        let fetcher = GuardedFetcher(policy: settings.fetch, threadPool: threads)
         let outcomes = await withTaskGroup(of: (WebhookQueue.Claimed, WebhookQueue.Outcome).self) { group in
-            for delivery in claimed { group.addTask { (delivery, await self.attempt(delivery, fetcher: fetcher)) } }
+            for delivery in claimed { group.addTask { (delivery, await self.attempt(delivery)) } }
             return await group.reduce(into: []) { $0.append($1) }
         }
         do {
@@ -75,7 +78,7 @@ public final class WebhookDeliverer: Service, Sendable {
 
     /// One POST. The log names the endpoint and the delivery, never the URL (which may hold a
     /// credential of the receiver's), the body or the answer.
-    func attempt(_ delivery: WebhookQueue.Claimed, fetcher: GuardedFetcher) async -> WebhookQueue.Outcome {
+    func attempt(_ delivery: WebhookQueue.Claimed) async -> WebhookQueue.Outcome {
         let body: [UInt8]
         do {
             body = try await self.body(delivery)
