@@ -181,6 +181,10 @@ enum NoisyTenantBench {
         func quietPhase(_ name: String, seed: UInt64) async throws -> [Double] {
             try await quiet(port: port, tokens: try await quietTokens(environment, devices: devices, round: name), pushes: pushes, seed: seed)
         }
+        func besidePhase(_ name: String, seed: UInt64, rate: Double) async throws -> Neighbour {
+            let tokens = try await quietTokens(environment, devices: devices, round: name)
+            return try await beside(port: port, quietTokens: tokens, pushes: pushes, seed: seed, otherTokens: otherTokens, rate: rate)
+        }
         log("noisy tenant: warming up…")
         _ = try await quietPhase("warm", seed: 0)
         var before: [Double] = [], flooded: [Double] = [], withinLimit: [Double] = [], after: [Double] = []
@@ -191,16 +195,12 @@ enum NoisyTenantBench {
             log("\(phase): the quiet tenant alone, \(devices) devices × \(pushes) pushes…")
             before += try await quietPhase("before-\(round)", seed: seed)
             log("\(phase): beside the same tenant within its limit…")
-            let calm = try await beside(
-                port: port, quietTokens: try await quietTokens(environment, devices: devices, round: "calm-\(round)"), pushes: pushes, seed: seed,
-                otherTokens: otherTokens, rate: Double(limit) * 0.9)
+            let calm = try await besidePhase("calm-\(round)", seed: seed, rate: Double(limit) * 0.9)
             withinLimit += calm.quiet
             result.withinLimitTaken += calm.taken.count
             result.withinLimitRefused += calm.refused
             log("\(phase): beside a flood at \(limit * 10) pushes a second…")
-            let flood = try await beside(
-                port: port, quietTokens: try await quietTokens(environment, devices: devices, round: "flood-\(round)"), pushes: pushes, seed: seed,
-                otherTokens: otherTokens, rate: Double(limit) * 10)
+            let flood = try await besidePhase("flood-\(round)", seed: seed, rate: Double(limit) * 10)
             flooded += flood.quiet
             result.floodTaken += flood.taken.count
             result.floodRefused += flood.refused
