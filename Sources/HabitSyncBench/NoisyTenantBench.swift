@@ -112,7 +112,11 @@ enum NoisyTenantBench {
         /// The latencies of its pushes that were stored, in ms.
         var taken: [Double] = []
         var refused = 0
-        var attemptsPerSecond = 0.0
+        var attempts = 0
+        /// How long the phase ran: until the quiet devices were done and the other tenant's
+        /// last attempts had returned.
+        var seconds = 0.0
+        var attemptsPerSecond: Double { Double(attempts) / max(seconds, 0.001) }
     }
 
     /// The quiet tenant's pushes beside the other tenant pushing `rate` times a second over its
@@ -131,17 +135,15 @@ enum NoisyTenantBench {
                         let connection = try PlainHTTPConnection(port: port)
                         let headers = ["Authorization": "Bearer \(token)", "X-Device-Id": "loop", "Content-Type": "application/json"]
                         var part = Neighbour()
-                        var attempts = 0
                         while !stop.stopped.load(ordering: .relaxed) {
                             // Paced: the attempts so far are due by now.
-                            let due = started + .seconds(offset + Double(attempts) / perConnection)
+                            let due = started + .seconds(offset + Double(part.attempts) / perConnection)
                             if clock.now < due { Thread.sleep(forTimeInterval: (due - clock.now) / .seconds(1)) }
                             let sent = clock.now
                             let (status, _) = try connection.post("/v1/sync/push", headers: headers, body: body(now: Date()))
-                            attempts += 1
+                            part.attempts += 1
                             if status == 200 { part.taken.append((clock.now - sent) / .milliseconds(1)) } else if status == 429 { part.refused += 1 }
                         }
-                        part.attemptsPerSecond = Double(attempts)
                         return part
                     }
                 }
@@ -155,9 +157,9 @@ enum NoisyTenantBench {
                 sum.quiet += part.quiet
                 sum.taken += part.taken
                 sum.refused += part.refused
-                sum.attemptsPerSecond += part.attemptsPerSecond
+                sum.attempts += part.attempts
             }
-            sum.attemptsPerSecond /= (clock.now - started) / .seconds(1)
+            sum.seconds = (clock.now - started) / .seconds(1)
             return sum
         }
     }
