@@ -417,6 +417,64 @@ import Testing
         #expect(backlogged.0 <= quiet.0 + 12, "buffers: \(quiet.0) without a backlog, \(backlogged.0) with 20,000 waiting")
     }
 
+    /// A receiver down for hours leaves a backlog its endpoint rests on; the deliverer's claim,
+    /// which runs on every replica every round, does not read it: about as cheap with 20,000
+    /// waiting for the resting endpoint as with none, and it claims what the healthy endpoint
+    /// has due.
+    @Test(.disabled(if: TestPostgres.onCitus, Self.notOnCitus)) func theClaimNeverReadsARestingEndpointsBacklog() async throws {
+        let world = try await SyncWorld.make()
+        let down = try await Self.addEndpoint(world, url: "https://down.example.com/habitsync")
+        let healthy = try await Self.addEndpoint(world, url: "https://up.example.com/habitsync")
+        struct RolledBack: Error { let buffers: Int }
+        /// The buffers the claim touches, as the deliverer runs it (its role and scope), rolled back.
+        func claimBuffers() async throws -> Int {
+            try await world.database.withPool(size: 1, role: "habitsync_app") { pool in
+                do {
+                    try await pool.withTransaction(localSettings: WebhookQueue.delivererScope) { connection in
+                        let plan = try await connection.query("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) \(WebhookQueue.claim(limit: 16, leaseSeconds: 60))").single()
+                        let json = try JSONSerialization.jsonObject(with: Data(try plan.decode(at: 0, as: String.self).utf8)) as? [[String: Any]]
+                        let top = json?.first?["Plan"] as? [String: Any] ?? [:]
+                        throw RolledBack(buffers: (top["Shared Hit Blocks"] as? Int ?? 0) + (top["Shared Read Blocks"] as? Int ?? 0))
+                    }
+                    return 0
+                } catch let rolledBack as RolledBack {
+                    return rolledBack.buffers
+                }
+            }
+        }
+        func insert(endpoint: UUID, users: String, versions: ClosedRange<Int>) async throws {
+            try await world.database.withPool(size: 1) { pool in
+                try await pool.withConnection { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO webhook_deliveries (tenant_id, user_id, endpoint_id, first_version, event, attempts, next_attempt_at, created_at)
+                        SELECT \(world.tenant), \(users) || (v % 50), \(endpoint), v, '{}'::jsonb, 0, now() - interval '1 hour', now() - interval '1 hour'
+                        FROM generate_series(\(versions.lowerBound), \(versions.upperBound)) AS v
+                        """)
+                    try await connection.simpleQuery(unsafeSQL: "ANALYZE webhook_deliveries")
+                }
+            }
+        }
+        // Three users' deliveries due to the healthy endpoint (one each: v % 50 tells them apart).
+        try await insert(endpoint: healthy, users: "'up-'", versions: 1...3)
+        _ = try await claimBuffers()  // warm: the first plan reads the catalog
+        let quiet = try await claimBuffers()
+        // Hours of fifty users' pushes to the endpoint that is down, all due, the endpoint resting.
+        try await insert(endpoint: down, users: "'down-'", versions: 100...20_099)
+        try await world.database.withPool(size: 1) { pool in
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    "UPDATE webhook_endpoints SET consecutive_failures = 12, retry_at = now() + interval '5 minutes' WHERE tenant_id = \(world.tenant) AND endpoint_id = \(down)")
+            }
+        }
+        let backlogged = try await claimBuffers()
+        // Each of the three claims probes and writes entries in the outbox's indexes, now a level
+        // deeper (about 20 buffers more); reading the backlog is hundreds (451 with 0046's claim).
+        #expect(backlogged <= quiet + 40, "buffers: \(quiet) without a backlog, \(backlogged) with 20,000 waiting for a resting endpoint")
+        let claimed = try await world.database.withPool(size: 1, role: "habitsync_app") { try await WebhookQueue(pool: $0).claim(limit: 16, lease: .seconds(60)) }
+        #expect(claimed.count == 3 && claimed.allSatisfy { $0.endpointID == healthy }, "\(claimed.map(\.userID))")
+    }
+
     /// The outbox is bounded: a delivery finished longer than the retention ago is deleted, one
     /// still pending that long dies (listed, redeliverable) and is deleted a retention later.
     @Test(.disabled(if: TestPostgres.onCitus, Self.notOnCitus)) func theRetentionKillsWhatWaitedTooLongAndDeletesWhatFinishedLongAgo() async throws {

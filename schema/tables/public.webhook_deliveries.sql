@@ -42,7 +42,7 @@ ALTER TABLE public.webhook_deliveries ADD CONSTRAINT webhook_deliveries_tenant_i
 
 -- Indexes
 CREATE INDEX webhook_deliveries_by_time ON public.webhook_deliveries USING btree (created_at);
-CREATE INDEX webhook_deliveries_due ON public.webhook_deliveries USING btree (next_attempt_at) WHERE (state = 'pending'::text);
+CREATE INDEX webhook_deliveries_due_by_endpoint ON public.webhook_deliveries USING btree (tenant_id, endpoint_id, next_attempt_at) WHERE (state = 'pending'::text);
 CREATE INDEX webhook_deliveries_finished ON public.webhook_deliveries USING btree (finished_at) WHERE (state <> 'pending'::text);
 CREATE INDEX webhook_deliveries_pending ON public.webhook_deliveries USING btree (tenant_id, endpoint_id, user_id, first_version) WHERE (state = 'pending'::text);
 

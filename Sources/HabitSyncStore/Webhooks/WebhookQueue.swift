@@ -65,20 +65,27 @@ public struct WebhookQueue: Sendable {
 
     /// Due deliveries that are the next of their user to their endpoint (the user's earlier
     /// ones are delivered or dead), to endpoints neither paused nor resting, oldest due first;
-    /// each is counted as an attempt and leased for `lease` seconds.
+    /// each is counted as an attempt and leased for `lease` seconds. Endpoint by endpoint
+    /// (`webhook_deliveries_due_by_endpoint`, migration 0048): a paused or resting endpoint's
+    /// backlog is never read, however long it is.
     static func claim(limit: Int, leaseSeconds: Double) -> PGQuery {
         """
         WITH due AS (
-            SELECT d.tenant_id, d.user_id, d.endpoint_id, d.first_version
-            FROM webhook_deliveries d
-            JOIN webhook_endpoints e ON e.tenant_id = d.tenant_id AND e.endpoint_id = d.endpoint_id
-            WHERE d.state = 'pending' AND d.next_attempt_at <= now() AND NOT e.paused AND (e.retry_at IS NULL OR e.retry_at <= now())
-              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
-                              WHERE p.state = 'pending' AND p.tenant_id = d.tenant_id AND p.endpoint_id = d.endpoint_id AND p.user_id = d.user_id
-                                AND p.first_version < d.first_version)
+            SELECT d.tenant_id, d.user_id, d.endpoint_id, d.first_version, d.next_attempt_at
+            FROM webhook_endpoints e
+            CROSS JOIN LATERAL (
+                SELECT d.tenant_id, d.user_id, d.endpoint_id, d.first_version, d.next_attempt_at
+                FROM webhook_deliveries d
+                WHERE d.tenant_id = e.tenant_id AND d.endpoint_id = e.endpoint_id AND d.state = 'pending' AND d.next_attempt_at <= now()
+                  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+                                  WHERE p.state = 'pending' AND p.tenant_id = d.tenant_id AND p.endpoint_id = d.endpoint_id AND p.user_id = d.user_id
+                                    AND p.first_version < d.first_version)
+                ORDER BY d.next_attempt_at
+                LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED) d
+            WHERE NOT e.paused AND (e.retry_at IS NULL OR e.retry_at <= now())
             ORDER BY d.next_attempt_at
-            LIMIT \(limit)
-            FOR UPDATE OF d SKIP LOCKED)
+            LIMIT \(limit))
         UPDATE webhook_deliveries w SET attempts = w.attempts + 1, next_attempt_at = now() + make_interval(secs => \(leaseSeconds))
         FROM due, webhook_endpoints e
         WHERE w.tenant_id = due.tenant_id AND w.user_id = due.user_id AND w.endpoint_id = due.endpoint_id AND w.first_version = due.first_version
