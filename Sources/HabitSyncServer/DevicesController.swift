@@ -16,7 +16,7 @@ struct DevicesController: Sendable {
 
     /// The device the path names (percent-decoded), by the rules of `X-Device-Id`.
     static func device(_ context: AuthenticatedRequestContext) throws -> String {
-        guard let raw = context.parameters.get("id"), let id = raw.removingPercentEncoding, SyncController.isWellFormedDeviceID(id), !ServerDevice.isReserved(id)
+        guard let raw = context.parameters.get("id"), let id = raw.removingPercentEncoding, DeviceID.isWellFormed(id), !ServerDevice.isReserved(id)
         else {
             throw APIError(.invalidDeviceID, "the device id in the path must be 1–100 printable characters, as X-Device-Id", field: "id")
         }

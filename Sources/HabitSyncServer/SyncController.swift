@@ -27,17 +27,11 @@ struct SyncController: Sendable {
 
     // MARK: - Push
 
-    /// A device id's form, wherever one is named (the header, a path): 1–100 printable
-    /// characters (the table's `char_length` check counts the same scalars).
-    static func isWellFormedDeviceID(_ value: String) -> Bool {
-        (1...100).contains(value.unicodeScalars.count) && TextRules.firstControlCharacter(in: value) == nil
-    }
-
     static func deviceID(_ request: Request) throws -> String {
         guard let value = request.headers[.deviceID] else {
             throw APIError(.missingDeviceID, "the X-Device-Id header (1–100 characters) is required on push", field: "X-Device-Id")
         }
-        guard isWellFormedDeviceID(value) else {
+        guard DeviceID.isWellFormed(value) else {
             throw APIError(.invalidDeviceID, "X-Device-Id must be 1–100 printable characters", field: "X-Device-Id")
         }
         // `server` authors the server's own writes (cascades, abandoned sessions, awards) and

@@ -19,6 +19,13 @@ import Testing
         #expect(TextRules.storable("a\u{0}b") == "a\u{FFFD}b")
     }
 
+    @Test func aDeviceIDIsOneToAHundredPrintableScalars() {
+        for good in ["a", "phone", String(repeating: "x", count: 100), "iPhone 15 ✓", "e\u{301}"] { #expect(DeviceID.isWellFormed(good), "\(good.debugDescription)") }
+        for bad in ["", String(repeating: "x", count: 101), String(repeating: "e\u{301}", count: 51), "phone\n", "a\u{0}b", "tab\there", "a\u{85}"] {
+            #expect(!DeviceID.isWellFormed(bad), "\(bad.debugDescription)")
+        }
+    }
+
     @Test func patternsMatchToTheTrueEnd() {
         #expect(TextRules.isColor("#FFFFFF") && TextRules.isColor("#ffffff00"))
         for bad in ["#FFFFFF\n", "#FFFFFF\u{2028}", "FFFFFF", "#FFFFF", "#FFFFFFF", "#GGGGGG", "#ＦＦＦＦＦＦ"] { #expect(!TextRules.isColor(bad), "\(bad.debugDescription)") }
