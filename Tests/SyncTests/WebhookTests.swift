@@ -442,13 +442,13 @@ import Testing
                 }
             }
         }
-        func insert(endpoint: UUID, users: String, versions: ClosedRange<Int>) async throws {
+        func insert(endpoint: UUID, users prefix: String, versions: ClosedRange<Int>) async throws {
             try await world.database.withPool(size: 1) { pool in
                 try await pool.withConnection { connection in
                     try await connection.query(
                         """
                         INSERT INTO webhook_deliveries (tenant_id, user_id, endpoint_id, first_version, event, attempts, next_attempt_at, created_at)
-                        SELECT \(world.tenant), \(users) || (v % 50), \(endpoint), v, '{}'::jsonb, 0, now() - interval '1 hour', now() - interval '1 hour'
+                        SELECT \(world.tenant), \(prefix)::text || (v % 50), \(endpoint), v, '{}'::jsonb, 0, now() - interval '1 hour', now() - interval '1 hour'
                         FROM generate_series(\(versions.lowerBound), \(versions.upperBound)) AS v
                         """)
                     try await connection.simpleQuery(unsafeSQL: "ANALYZE webhook_deliveries")
@@ -456,11 +456,11 @@ import Testing
             }
         }
         // Three users' deliveries due to the healthy endpoint (one each: v % 50 tells them apart).
-        try await insert(endpoint: healthy, users: "'up-'", versions: 1...3)
+        try await insert(endpoint: healthy, users: "up-", versions: 1...3)
         _ = try await claimBuffers()  // warm: the first plan reads the catalog
         let quiet = try await claimBuffers()
         // Hours of fifty users' pushes to the endpoint that is down, all due, the endpoint resting.
-        try await insert(endpoint: down, users: "'down-'", versions: 100...20_099)
+        try await insert(endpoint: down, users: "down-", versions: 100...20_099)
         try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
                 try await connection.query(
@@ -473,6 +473,7 @@ import Testing
         #expect(backlogged <= quiet + 40, "buffers: \(quiet) without a backlog, \(backlogged) with 20,000 waiting for a resting endpoint")
         let claimed = try await world.database.withPool(size: 1, role: "habitsync_app") { try await WebhookQueue(pool: $0).claim(limit: 16, lease: .seconds(60)) }
         #expect(claimed.count == 3 && claimed.allSatisfy { $0.endpointID == healthy }, "\(claimed.map(\.userID))")
+        #expect(Set(claimed.map(\.userID)) == ["up-1", "up-2", "up-3"])
     }
 
     /// The outbox is bounded: a delivery finished longer than the retention ago is deleted, one
