@@ -179,7 +179,20 @@ public struct SyncClient: Sendable {
 
 /// Builders for the wire format.
 public enum Wire {
-    public static let base = Date(timeIntervalSince1970: 1_795_162_530)  // 2026-11-20T08:15:30Z
+    /// The tests' reference instant: 08:15:30 UTC, ten days before the day the run started (UTC).
+    /// It moves with the clock because the server's rules read the clock: the first sync's recent
+    /// window, the future-timestamp guard, retention. A fixed date (it was 2026-11-20) turned the
+    /// suite red once the clock had moved far enough past it (issue 62). Ten days back is the
+    /// distance every run had when the fixtures were written: far enough that `at(offset)` for
+    /// the offsets tests use is never in the future, near enough that `day(-20)` is recent.
+    public static let base: Date = {
+        let today = LocalDate(Date(), in: .gmt)
+        return Date(timeIntervalSince1970: Double(today.dayNumber - 10) * 86_400 + 29_730)
+    }()
+
+    /// The UTC calendar day of `base`, and the day `offset` days from it as wire text.
+    public static let baseDay = LocalDate(base, in: .gmt)
+    public static func day(_ offset: Int) -> String { baseDay.adding(days: offset).description }
 
     public static func at(_ offsetSeconds: Double) -> String { WireTime.format(base.addingTimeInterval(offsetSeconds)) }
 
@@ -190,12 +203,12 @@ public enum Wire {
     }
 
     public static func habit(name: String = "Read", goal: Int = 10) -> JSON {
-        ["name": name, "habitType": "formation", "goalCount": goal, "goalUnit": "pages", "schedule": ["type": "daily"], "startDate": "2026-11-01"]
+        ["name": name, "habitType": "formation", "goalCount": goal, "goalUnit": "pages", "schedule": ["type": "daily"], "startDate": day(-19)]
     }
 
     public static func reminder(habit: UUID, time: String = "07:30") -> JSON { ["habitId": habit.uuidString, "time": time] }
 
-    public static func progress(habit: UUID, date: String = "2026-11-20", count: Int = 1) -> JSON {
+    public static func progress(habit: UUID, date: String = Wire.day(0), count: Int = 1) -> JSON {
         ["habitId": habit.uuidString, "date": date, "progressCount": count, "goalCount": 10]
     }
 

@@ -227,7 +227,7 @@ import Testing
                 Wire.change("dailyProgress", UUID(), at: Wire.at(0), record: Wire.progress(habit: habit, count: 10)),
             ])
             let token = try await world.token(user: "alice")
-            for path in ["/v1/stats/habits?from=2026-11-01&to=2026-11-20", "/v1/stats/focus", "/v1/stats/usage"] {
+            for path in ["/v1/stats/habits?from=\(Wire.day(-19))&to=\(Wire.day(0))", "/v1/stats/focus", "/v1/stats/usage"] {
                 let reply = try await TestHTTP.request("GET", server.baseURL + path, headers: ["Authorization": "Bearer \(token)"])
                 #expect(reply.status == 200)
                 #expect(!reply.text.contains(" : ") && !reply.text.contains(", \""), "\(path): \(reply.text.prefix(120))")

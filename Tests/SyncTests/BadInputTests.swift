@@ -72,7 +72,7 @@ import Testing
                 ("habits", with(["schedule": ["type": "everyNDays", "n": 0]]), "invalid_field", "schedule.n"),
                 ("habits", with(["schedule": ["type": "specificWeekdays", "weekdays": ["monday", "monday"]]]), "invalid_field", "schedule.weekdays[1]"),
                 ("habits", with(["habitType": "breaking", "goalCount": 5, "baselineCount": 5]), "invalid_field", "baselineCount"),
-                ("habits", with(["endDate": "2026-10-01"]), "invalid_field", "endDate"),
+                ("habits", with(["endDate": Wire.day(-50)]), "invalid_field", "endDate"),
                 ("dailyProgress", Wire.progress(habit: habit).merging(["difficulty": 6]) { _, n in n }, "invalid_field", "difficulty"),
                 ("dailyProgress", Wire.progress(habit: habit).merging(["skipReason": "lazy"]) { _, n in n }, "invalid_field", "skipReason"),
                 ("dailyProgress", Wire.progress(habit: UUID()), "unknown_reference", "habitId"),
@@ -131,7 +131,7 @@ import Testing
         try await world.serve { server in
             let token = try await world.token(user: "alice")
             for (query, field) in [
-                ("to=0001-01-01", "to"), ("from=0001-01-01&to=2026-11-20", "from"), ("to=9999-12-31", "to"),
+                ("to=0001-01-01", "to"), ("from=0001-01-01&to=\(Wire.day(0))", "from"), ("to=9999-12-31", "to"),
                 ("to=1999-12-31", "to"), ("from=2201-01-01", "from"), ("to=2026-02-30", "to"),
             ] {
                 let reply = try await TestHTTP.request("GET", server.baseURL + "/v1/stats/habits?" + query, headers: ["Authorization": "Bearer \(token)"])
@@ -264,10 +264,12 @@ import Testing
     }
 
     @Test func eventTimesFromTheFutureAreRejectedAndDefaultPartitionRowsAreMoved() async throws {
+        // Five years on: in the future whatever day the suite runs (it was 2031, fixed).
+        let year = LocalDate(Date(), in: .gmt).year + 5
         let world = try await SyncWorld.make()
         try await world.serve { server in
             let device = try await world.client(server, user: "alice")
-            var future = Wire.usageEvent(); future["timestamp"] = "2031-03-04T05:06:07Z"
+            var future = Wire.usageEvent(); future["timestamp"] = "\(year)-03-04T05:06:07Z"
             var xp = Wire.xp(); xp["timestamp"] = WireTime.format(Date().addingTimeInterval(3600))
             var soon = Wire.usageEvent(); soon["timestamp"] = WireTime.format(Date().addingTimeInterval(60))
             let reply = try await device.push([
@@ -286,7 +288,7 @@ import Testing
         try await world.database.withPool(size: 1) { pool in
             try await pool.withConnection { connection in
                 try await connection.simpleQuery(unsafeSQL: "ALTER TABLE usage_events_default NO FORCE ROW LEVEL SECURITY")
-                for month in ["2031-03-04", "2031-05-06", "2015-01-02"] {
+                for month in ["\(year)-03-04", "\(year)-05-06", "2015-01-02"] {
                     try await connection.query(
                         """
                         INSERT INTO usage_events_default (tenant_id, user_id, id, event_type, occurred_at, pause_duration, timer_duration, updated_at, updated_by, server_version)
@@ -295,19 +297,19 @@ import Testing
                 }
                 try await connection.simpleQuery(unsafeSQL: "ALTER TABLE usage_events_default FORCE ROW LEVEL SECURITY")
             }
-            let report = try await MaintenanceStore(pool: pool).run(retention: .init(), now: WireTime.parse("2030-12-20T00:00:00Z")!)
+            let report = try await MaintenanceStore(pool: pool).run(retention: .init(), now: try #require(WireTime.parse("\(year - 1)-12-20T00:00:00Z")))
             #expect(report.defaultPartitionRowsMoved == 3)
             #expect(report.partitionsCreated > 0)
-            let again = try await MaintenanceStore(pool: pool).run(retention: .init(), now: WireTime.parse("2031-06-01T00:00:00Z")!)
+            let again = try await MaintenanceStore(pool: pool).run(retention: .init(), now: try #require(WireTime.parse("\(year)-06-01T00:00:00Z")))
             #expect(again.defaultPartitionRowsMoved == 0)
             try await pool.withConnection { connection in
                 let inDefault = try await connection.query(
-                    "SELECT count(*) AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relname IN ('usage_events_2031_03', 'usage_events_2031_05')"
+                    "SELECT count(*) AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relname IN (\("usage_events_\(year)_03"), \("usage_events_\(year)_05"))"
                 ).single()
                 #expect(try inDefault.decode("n", as: Int.self) == 2)
                 // On Citus the rows live in the month's shards and the coordinator keeps no
                 // copy of them (migration 0021); elsewhere the partition holds them itself.
-                let bytes = try await connection.query("SELECT pg_relation_size('usage_events_2031_03') AS bytes").single().decode("bytes", as: Int64.self)
+                let bytes = try await connection.query("SELECT pg_relation_size(\("usage_events_\(year)_03")::regclass) AS bytes").single().decode("bytes", as: Int64.self)
                 #expect(TestPostgres.onCitus ? bytes == 0 : bytes > 0)
                 let archived = try await connection.query(
                     "SELECT count(*) AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'archive' AND c.relname = 'usage_events_2015_01'"

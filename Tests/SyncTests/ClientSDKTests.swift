@@ -23,7 +23,7 @@ import Testing
 
     static let habit: [String: JSONValue] = [
         "name": .string("Read"), "habitType": .string("formation"), "goalCount": .number(1), "goalUnit": .string("pages"),
-        "schedule": .object(["type": .string("daily")]), "startDate": .string("2026-11-01"),
+        "schedule": .object(["type": .string("daily")]), "startDate": .string(Wire.day(-19)),
     ]
 
     static func device(_ world: SyncWorld, _ server: RunningServer, _ name: String, clock: DeviceClock) async throws -> SyncEngine {
@@ -85,7 +85,7 @@ import Testing
             try phone.store.save(
                 .dailyProgress, id: progress,
                 fields: [
-                    "habitId": .string(habit.uuidString), "date": .string("2026-11-20"), "progressCount": .number(1), "goalCount": .number(1),
+                    "habitId": .string(habit.uuidString), "date": .string(Wire.day(0)), "progressCount": .number(1), "goalCount": .number(1),
                 ])
             let phoneSync = try await phone.sync()
             #expect(phoneSync.pushed.rejected.map(\.failure.code) == ["unknown_reference"])
@@ -137,7 +137,7 @@ import Testing
             let clock = DeviceClock()
             let phone = try await Self.device(world, server, "phone", clock: clock)
             let watch = try await Self.device(world, server, "watch", clock: clock)
-            let day = try #require(LocalDate("2026-11-01"))
+            let day = try #require(LocalDate(Wire.day(-19)))
             let autoSync = AutoSync(engine: phone, debounce: .zero, interval: .seconds(86_400))
             var results = autoSync.start().makeAsyncIterator()
 

@@ -32,18 +32,18 @@ import Testing
             let device = try await world.client(server, user: "alice")
             let habit = UUID(), progress = UUID(), session = UUID()
             let changes: [JSON] = [
-                Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit().merging(["color": "#FF8800", "habitDescription": "pages a day", "endDate": "2027-01-01"]) { _, n in n }),
+                Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit().merging(["color": "#FF8800", "habitDescription": "pages a day", "endDate": Wire.day(40)]) { _, n in n }),
                 Wire.change(
                     "habits", UUID(), at: Wire.at(0),
                     record: [
                         "name": "Quit", "habitType": "breaking", "goalCount": 2, "baselineCount": 10, "goalUnit": "cups",
-                        "schedule": ["type": "specificWeekdays", "weekdays": ["monday", "friday"]], "startDate": "2026-11-01",
+                        "schedule": ["type": "specificWeekdays", "weekdays": ["monday", "friday"]], "startDate": Wire.day(-19),
                     ]),
                 Wire.change("reminders", UUID(), at: Wire.at(1), record: Wire.reminder(habit: habit)),
                 Wire.change(
                     "dailyProgress", progress, at: Wire.at(1),
                     record: Wire.progress(habit: habit).merging(["timestamps": [Wire.at(1)], "difficulty": 3, "skipReason": "rest", "skipNote": "tired"]) { _, n in n }),
-                Wire.change("xpTransactions", UUID(), at: Wire.at(1), record: Wire.xp().merging(["date": "2026-11-20"]) { _, n in n }),
+                Wire.change("xpTransactions", UUID(), at: Wire.at(1), record: Wire.xp().merging(["date": Wire.day(0)]) { _, n in n }),
                 Wire.change("achievements", UUID(), at: Wire.at(1), record: Wire.achievement()),
                 Wire.change("focusSessions", session, at: Wire.at(1), record: Wire.focus(state: "active", duration: 0)),
                 Wire.change(

@@ -225,7 +225,7 @@ import Testing
             ])
             let reply = try await device.push([
                 Wire.change("dailyProgress", unknown, at: Wire.at(1), record: Wire.progress(habit: habit)),
-                Wire.change("dailyProgress", UUID(), at: Wire.at(2), record: Wire.progress(habit: habit, date: "2026-11-19")),
+                Wire.change("dailyProgress", UUID(), at: Wire.at(2), record: Wire.progress(habit: habit, date: Wire.day(-1))),
             ])
             #expect(reply.status == 200)
             #expect(reply.status(0) == "applied" && reply.status(1) == "applied", "\(reply.results)")

@@ -17,7 +17,7 @@ import Testing
             let device = try await world.client(server, user: "alice")
             let habit = UUID()
             var changes = [Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit())]
-            changes += (1...11).map { Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: Wire.progress(habit: habit, date: String(format: "2026-11-%02d", $0))) }
+            changes += (1...11).map { Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: Wire.progress(habit: habit, date: Wire.day($0 - 20))) }
             changes += (1...3).map { _ in Wire.change("usageEvents", UUID(), at: Wire.at(2), record: Wire.usageEvent()) }
             #expect(try await device.push(changes).results.allSatisfy { $0["status"] as? String == "applied" })
 
@@ -79,11 +79,15 @@ import Testing
 
     @Test func maintenanceArchivesOldUsageEventMonthsAndKeepsFutureOnesReady() async throws {
         let world = try await SyncWorld.make()
+        let now = Date()
         let report = try await world.database.withPool(size: 1) { pool in
-            try await MaintenanceStore(pool: pool).run(retention: .init(), now: Date())
+            try await MaintenanceStore(pool: pool).run(retention: .init(), now: now)
         }
         #expect(report.partitionsArchived.contains("usage_events_2024_01"))
-        #expect(!report.partitionsArchived.contains { $0 >= "usage_events_2026_10" })
+        // The month holding the retention's cutoff still has events to keep, and every later one.
+        let cutoffMonth = LocalDate(now.addingTimeInterval(-MaintenanceStore.Retention().usageEvents), in: .gmt)
+        let firstKept = String(format: "usage_events_%04d_%02d", cutoffMonth.year, cutoffMonth.month)
+        #expect(!report.partitionsArchived.isEmpty && !report.partitionsArchived.contains { $0 >= firstKept }, "\(report.partitionsArchived)")
         let archived = try await world.count("pg_tables", where: "schemaname = 'archive' AND tablename = 'usage_events_2024_01'")
         #expect(archived == 1)
     }

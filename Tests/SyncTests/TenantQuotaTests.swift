@@ -99,7 +99,7 @@ import Testing
             // outbox, unsynced.
             let store = try LocalStore(path: nil, deviceID: "phone")
             let engine = SyncEngine(store: store, baseURL: try #require(URL(string: server.baseURL + "/")), transport: URLSessionTransport.patient()) { ada }
-            let saved = try store.save(Habit(name: "Stretch", startDate: try #require(LocalDate("2026-11-01"))))
+            let saved = try store.save(Habit(name: "Stretch", startDate: try #require(LocalDate(Wire.day(-19)))))
             let error = await #expect(throws: SyncError.self) { try await engine.sync() }
             guard case .retryLater(let seconds)? = error else {
                 Issue.record("the SDK was told \(String(describing: error)), not to retry later")

@@ -42,7 +42,7 @@ import Testing
         let secretName = "Secret habit \(UUID().uuidString)"
         let store = try LocalStore(path: nil, deviceID: "phone")
         let engine = SyncEngine(store: store, baseURL: try #require(URL(string: server.baseURL + "/")), transport: URLSessionTransport.patient()) { token }
-        _ = try store.save(Habit(name: secretName, startDate: try #require(LocalDate("2026-11-01"))))
+        _ = try store.save(Habit(name: secretName, startDate: try #require(LocalDate(Wire.day(-19)))))
         // The user's watch listens: once it hears the change, the listener has handled the
         // notice (and ended its span) before the server is stopped.
         let port = server.port
