@@ -187,6 +187,48 @@ import Testing
         #expect(settled[2].outcomes[3] == .applied)
     }
 
+    /// A delete older than the record's last write loses: the record stays live, and the
+    /// settlement names the delete for the conflict log whole (it carries no field to log one by
+    /// one), as it names an upsert a delete beat. Issue 63: a losing delete had left no trace.
+    @Test func aLosingDeleteIsLoggedWholeAsIsAnUpsertADeleteBeat() {
+        let t = { (seconds: Double, device: String) in LWWKey(updatedAt: Self.base.addingTimeInterval(seconds), deviceID: device) }
+        let edit = FieldMergedRecord.Change(index: 1, key: t(130, "phone"), fields: ["b": .number(3)])
+        let delete = FieldMergedRecord.Change(index: 2, key: t(100, "watch"), fields: nil)
+        let (record, settled) = Self.arrive([edit, delete])
+        #expect(record?.deleted == false)
+        #expect(record?.fields.record["b"] == .number(3))
+        #expect(settled[1].outcomes[2] == .superseded)
+        #expect(settled[1].loggedWhole == [2])
+        #expect(settled[1].losses.isEmpty)
+        // Delivered the other way round the delete applied first; nothing lost, nothing logged.
+        let (other, otherSettled) = Self.arrive([delete, edit])
+        #expect(other == record)
+        #expect(otherSettled.allSatisfy { $0.loggedWhole.isEmpty && $0.losses.isEmpty })
+        // An upsert the standing delete beats is logged whole too.
+        let stale = FieldMergedRecord.Change(index: 3, key: t(50, "phone"), fields: ["c": .number(4)])
+        let (_, afterDelete) = Self.arrive([delete, stale])
+        #expect(afterDelete[1].outcomes[3] == .superseded && afterDelete[1].loggedWhole == [3])
+    }
+
+    /// Over random histories in every batch split: every superseded change is either named to
+    /// be logged whole or lost field by field (or only to equal values, an upsert); a superseded
+    /// delete is always named whole.
+    @Test func everySupersededDeleteIsNamedForTheLog() {
+        var generator = SeededGenerator(seed: 63_1)
+        var losingDeletes = 0
+        for _ in 0..<400 {
+            let changes = Self.history(&generator)
+            let (_, settlements) = Self.arrive(changes)
+            for (change, settlement) in zip(changes, settlements) where settlement.outcomes[change.index] == .superseded {
+                if change.fields == nil {
+                    losingDeletes += 1
+                    #expect(settlement.loggedWhole.contains(change.index), "delete \(change.index) superseded but not logged")
+                }
+            }
+        }
+        #expect(losingDeletes > 0, "the histories hold losing deletes")
+    }
+
     /// An achievement: its first unlock stays, whoever wrote it last and in whatever order the
     /// unlocks arrive; its other fields merge as any record's.
     @Test func anAchievementKeepsItsEarliestUnlockAndTheLatestOtherFields() {

@@ -100,6 +100,19 @@ import Testing
             let revived = try await storedValue()
             #expect(revived?["op"] as? String == "upsert")
             #expect("\((revived?["record"] as? JSON)?[testCase.field] ?? "")" == "\(testCase.value(7))")
+            // A delete older than that revival loses: superseded, the record kept, and the delete
+            // logged whole with the key that beat it (issue 63: it had left no trace).
+            let staleDelete = try await deviceA.push([Wire.change(testCase.collection, id, at: Wire.at(35), record: nil)])
+            #expect(staleDelete.status(0) == "superseded")
+            #expect((staleDelete.result(0)["current"] as? JSON)?["op"] as? String == "upsert")
+            #expect(try await storedValue()?["op"] as? String == "upsert")
+            let loggedDelete = try await world.count(
+                "conflict_log",
+                where: """
+                    collection = '\(testCase.collection)' AND op = 'delete' AND outcome = 'superseded' AND field IS NULL
+                    AND incoming_updated_at = '\(Wire.at(35))' AND winning_updated_at = '\(Wire.at(40))' AND incoming_updated_by = 'dev-A'
+                    """)
+            #expect(loggedDelete == 1)
 
             // A clock far ahead is clamped to the server's.
             let future = try await deviceA.push([Wire.change(testCase.collection, id, at: WireTime.format(Date().addingTimeInterval(86_400)), record: testCase.record(8, habit))])
@@ -111,9 +124,9 @@ import Testing
 
             // Every superseded change is in the conflict log. Where records merge field by field,
             // by field: the two writes of the field that lost (3, 5); the upsert the delete beat
-            // (6) is logged whole.
+            // (6) and the delete that lost (at 35) are logged whole.
             let logged = try await world.count("conflict_log", where: "outcome = 'superseded' AND collection = '\(testCase.collection)'")
-            #expect(logged == 3)
+            #expect(logged == 4)
             if SyncCollection(rawValue: testCase.collection)?.mergesByField == true {
                 let byField = try await world.count("conflict_log", where: "collection = '\(testCase.collection)' AND field = '\(testCase.field)'")
                 #expect(byField == 2)

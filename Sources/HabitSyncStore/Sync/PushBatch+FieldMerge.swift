@@ -204,8 +204,9 @@ extension PushBatch {
                 if let row = current[canonical] {
                     superseded(change, by: row)
                     // Lost only field by field (logged by field), or only to the same values
-                    // (nothing lost): not logged whole, as a change a delete beat is.
-                    if settlements[key]?.supersededByDelete.contains(change.index) == false { notLoggedWhole.insert(change.index) }
+                    // (nothing lost): not logged whole, as a losing delete or a change a delete
+                    // beat is.
+                    if settlements[key]?.loggedWhole.contains(change.index) == false { notLoggedWhole.insert(change.index) }
                 } else {
                     reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
                 }

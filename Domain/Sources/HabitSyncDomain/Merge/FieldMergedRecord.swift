@@ -69,9 +69,10 @@ public struct FieldMergedRecord: Sendable, Equatable {
         public var losses: [(index: Int, loss: FieldMerge.Loss)] = []
         /// Whether the record must be written.
         public var changed = false
-        /// The superseded changes a delete beat (the conflict log keeps them whole); the other
-        /// superseded ones lost field by field (`losses`), or only to the same values.
-        public var supersededByDelete: Set<Int> = []
+        /// The superseded changes the conflict log keeps whole: deletes that lost to a later
+        /// write, and upserts a delete beat. The other superseded ones lost field by field
+        /// (`losses`), or only to the same values.
+        public var loggedWhole: Set<Int> = []
     }
 
     /// Validates a whole record's fields by its collection's rules and returns them canonical
@@ -133,7 +134,7 @@ extension FieldMergedRecord.Settlement {
         let won = incoming.contains { merged.fields[$0.key] == $0.value && current.fields.fields[$0.key] != $0.value }
         if !won && !(current.deleted && later) {
             if current.deleted {
-                supersededByDelete.insert(change.index)
+                loggedWhole.insert(change.index)
                 return .superseded
             }
             losses += lost.map { (change.index, $0) }
@@ -162,7 +163,7 @@ extension FieldMergedRecord.Settlement {
             // upsert brings back the same record whichever of the two arrived first.
             record = current
             changed = true
-            supersededByDelete.insert(change.index)
+            loggedWhole.insert(change.index)
             return .superseded
         }
         losses += lost.map { (change.index, $0) }
@@ -179,7 +180,11 @@ extension FieldMergedRecord.Settlement {
             return .applied
         }
         if current.deleted && current.key == change.key { return .unchanged }
-        guard current.key < change.key || (!current.deleted && current.key == change.key) else { return .superseded }
+        guard current.key < change.key || (!current.deleted && current.key == change.key) else {
+            // It carries no fields to log one by one: the log keeps the delete itself.
+            loggedWhole.insert(change.index)
+            return .superseded
+        }
         current.deleted = true
         current.key = change.key
         record = current
