@@ -58,8 +58,9 @@ public enum ChildProcess {
     /// close-on-exec: a `postgres` that `pg_ctl start` leaves running would hold every
     /// connection open at that moment for its whole life, and a connection the server closes
     /// would never close for its client. Where glibc lacks `closefrom`, the descriptors open now
-    /// are named one by one (one opened meanwhile may still pass).
-    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    /// are named one by one (one opened meanwhile may still pass; FileManager reads the
+    /// directory's entries by their length, unlike Foundation's `Process`).
+    public static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
         if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np"),
             unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3) == 0
         {

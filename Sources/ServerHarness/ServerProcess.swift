@@ -20,7 +20,7 @@ public final class ServerProcess {
     private let extraArguments: [String]
     /// A command the binary runs under, e.g. a shell that lowers its limits first; empty: none.
     private let launcher: [String]
-    private var process: Process?
+    private var process: SpawnedChild?
     private var starts = 0
     private var cleanup: UUID?
     /// How the process last ended, once `waitForExit` saw it end.
@@ -43,7 +43,7 @@ public final class ServerProcess {
     }
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
-    public var processIdentifier: Int32 { process?.processIdentifier ?? 0 }
+    public var processIdentifier: Int32 { process?.pid ?? 0 }
     public var isRunning: Bool { lastTermination == nil && (process?.isRunning ?? false) }
 
     /// Starts the process and waits until it logs that it serves (at most `timeout`); the
@@ -54,26 +54,17 @@ public final class ServerProcess {
         starts += 1
         logFile = logDirectory.appendingPathComponent("\(name)-\(starts).log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let process = Process()
         let arguments = ["serve", "--port", String(port)] + (databaseURL.map { ["--database-url", $0] } ?? []) + ["--log-format", "json"] + extraArguments
-        if let command = launcher.first {
-            process.executableURL = URL(fileURLWithPath: command)
-            process.arguments = Array(launcher.dropFirst()) + [binary.path] + arguments
-        } else {
-            process.executableURL = binary
-            process.arguments = arguments
-        }
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "DATABASE_URL")
-        process.environment = environment
-        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: logFile)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        // Not Foundation's `Process`, whose `run()` crashes now and then (`SpawnedChild`).
+        let process = try SpawnedChild.spawn(
+            launcher.first.map { URL(fileURLWithPath: $0) } ?? binary,
+            launcher.isEmpty ? arguments : Array(launcher.dropFirst()) + [binary.path] + arguments,
+            environment: environment, directory: workingDirectory, output: .null, error: .file(logFile))
         self.process = process
         lastTermination = nil
-        let pid = process.processIdentifier
+        let pid = process.pid
         if let cleanup { HarnessCleanup.shared.unregister(cleanup) }
         cleanup = HarnessCleanup.shared.register { kill(pid, SIGKILL) }
 
@@ -87,7 +78,7 @@ public final class ServerProcess {
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(50))
         }
-        if process.isRunning { process.terminate() }
+        process.send(SIGTERM)
         throw HarnessError("\(name) did not start serving; last lines of \(logFile.path):\n\(logTail())")
     }
 
@@ -109,7 +100,7 @@ public final class ServerProcess {
     /// Sends `signal` (SIGKILL, SIGTERM, …) to the process.
     public func send(_ signal: Int32) {
         guard let process, isRunning else { return }
-        kill(process.processIdentifier, signal)
+        process.send(signal)
     }
 
     /// The exit status once the process has exited, or nil if it still runs after `timeout`.
@@ -134,7 +125,7 @@ public final class ServerProcess {
     /// A kilobyte field of `/proc/<pid>/status`, in MiB.
     private func statusMiB(_ field: String) -> Double {
         guard let process, process.isRunning,
-            let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+            let status = try? String(contentsOfFile: "/proc/\(process.pid)/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
             let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
         else { return 0 }

@@ -17,25 +17,16 @@ public enum HabitSyncBinary {
         try await run(executable: url, arguments, environment: extra, in: workingDirectory)
     }
 
-    /// Any program (`pg_dump`, …), run the same way.
+    /// Any program (`pg_dump`, …), run the same way (`SpawnedChild`, not Foundation's
+    /// `Process`, whose `run()` crashes now and then in a process with many descriptors open).
     public static func run(executable: URL, _ arguments: [String], environment extra: [String: String] = [:], in workingDirectory: URL? = nil) async throws -> Outcome {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         var environment = ProcessInfo.processInfo.environment
         for (key, value) in extra { environment[key] = value }
-        process.environment = environment
         let directory = try makeTemporaryDirectory("habitsync-cli")
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("out"), err = directory.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let termination = await process.exited()
+        let child = try SpawnedChild.spawn(executable, arguments, environment: environment, directory: workingDirectory, output: .file(out), error: .file(err))
+        let termination = await child.exited()
         return Outcome(
             status: termination.status,
             stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
