@@ -40,6 +40,9 @@ final class PushBatch {
     var notLoggedWhole: Set<Int> = []
     /// Steps outside any one change that PostgreSQL refused on the slow path (logged by the caller).
     var skippedSteps: [String] = []
+    /// The batch's usage-event ids the registry knew before the batch, read with the prologue
+    /// (`PushPrefetch`); nil: not read (the slow path, Citus).
+    var registeredUsageEvents: Set<UUID>?
 
     init(
         connection: PGConnection, tenant: UUID, user: String, device: String, batchID: UUID, derivedRecordID: UUID, firstVersion: Int64,
@@ -76,24 +79,17 @@ final class PushBatch {
 
     // MARK: - Driving
 
-    /// Reads the plan's first step makes before it writes anything, which the push can send
-    /// in its prologue's round trip (they see only what was stored before the batch, which is
-    /// what the first step reads anyway): daily progress only, the step of a check-in.
-    static func prefetch(_ plan: PushPlan, tenant: UUID, user: String) -> [PGQuery] {
-        guard let first = plan.steps.first, first.collection == .dailyProgress else { return [] }
-        return progressReads(first.changes, tenant: tenant, user: user)
-    }
-
-    /// `prefetched`: the results of `prefetch(plan)`, read in the prologue (none on the slow
-    /// path, whose steps run under savepoints).
-    func apply(_ plan: PushPlan, raw changes: [[String: JSONValue]], prefetched: [PGResult] = []) async throws {
+    /// `prefetched`: what the prologue read ahead (`PushPrefetch`; nothing on the slow path,
+    /// whose steps run under savepoints).
+    func apply(_ plan: PushPlan, raw changes: [[String: JSONValue]], prefetched: PushPrefetch.Found = .init()) async throws {
         raw = changes
         results = Array(repeating: nil, count: changes.count)
         accepted = plan.accepted
+        if !isolatesRefusals { registeredUsageEvents = prefetched.registeredUsageEvents }
         for (index, rejection) in plan.rejected { reject(index, rejection) }
         for (position, step) in plan.steps.enumerated() {
-            if position == 0, step.collection == .dailyProgress, !prefetched.isEmpty, !isolatesRefusals {
-                try await applyDailyProgress(step.changes, prefetched: prefetched)
+            if position == 0, step.collection == .dailyProgress, !prefetched.progress.isEmpty, !isolatesRefusals {
+                try await applyDailyProgress(step.changes, prefetched: prefetched.progress)
                 continue
             }
             try await isolatingRefusals(step.changes) { changes in try await self.apply(step.collection, changes) }

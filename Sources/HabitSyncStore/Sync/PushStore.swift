@@ -283,10 +283,12 @@ public struct PushStore: Sendable {
             onShards: singleNode ? [] : [Self.deferDigests]
         ) { connection, onShards in
             let singleNode = singleNode || onShards
-            // One round trip (with BEGIN and the settings): the user's lock and the replay lookup.
+            // One round trip (with BEGIN and the settings): the user's lock, the replay lookup
+            // and the reads the batch's steps would make (`PushPrefetch`).
+            let prefetch = isolatingRefusals ? .none : PushPrefetch(plan, tenant: identity.tenantID, user: identity.userID, singleNode: singleNode)
             let (user, previous, prefetched) = try await Self.lockLiveUserFindingBatch(
                 connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batch: request.batchId,
-                prefetch: isolatingRefusals ? [] : PushBatch.prefetch(plan, tenant: identity.tenantID, user: identity.userID), tryingFirst: singleNode)
+                prefetch: prefetch.queries, tryingFirst: singleNode)
             let counter = try user.decode("change_counter", as: Int64.self)
             let derivedID = try user.decode("derived_record_id", as: UUID.self)
             let epochs = try SyncEpochRefusal.serverState(user)
@@ -306,7 +308,7 @@ public struct PushStore: Sendable {
                 connection: connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batchID: request.batchId,
                 derivedRecordID: derivedID, firstVersion: counter + 1, context: context, isolatesRefusals: isolatingRefusals,
                 singleNode: singleNode)
-            try await batch.apply(plan, raw: request.changes, prefetched: prefetched)
+            try await batch.apply(plan, raw: request.changes, prefetched: try prefetch.found(prefetched))
             let derivedFrom = batch.nextVersion
             try await batch.recomputeDerivedStateIfNeeded()
             // The closing statements go as one pipeline with the COMMIT (and the writes still

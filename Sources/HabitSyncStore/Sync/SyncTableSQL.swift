@@ -157,14 +157,20 @@ enum SyncTableSQL {
     /// `registerUsageEvents` and `appendRegistered` as one statement, for one node (Citus
     /// cannot send an `INSERT` inside a `WITH` to one worker): the events whose ids the registry
     /// did not know yet are registered and inserted, and nothing else. Returns their ids.
-    static func registerAndAppendUsageEvents(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow]) -> PGQuery {
+    ///
+    /// `knownNew`: the prologue read the registry not to know any of them, under the user's lock
+    /// (`PushPrefetch`), and the statement goes unread with the push's closing statements. No
+    /// `ON CONFLICT` then: should a writer that does not take the lock have registered one
+    /// meanwhile, the statement fails (23505, a data error) and the push is applied again on the
+    /// slow path, which reads before it writes.
+    static func registerAndAppendUsageEvents(_ table: SyncTable, tenant: UUID, user: String, rows: [SyncRow], knownNew: Bool = false) -> PGQuery {
         """
         WITH input AS (\(input(table, rows))),
         registered AS (
             INSERT INTO usage_event_ids AS r (tenant_id, user_id, id, occurred_at, is_exit)
             SELECT owner.tenant_id, owner.user_id, i.id, i.occurred_at, i.event_type = 'exit_to_focus'
             FROM input i CROSS JOIN \(OwnerRow.relation(tenant: tenant, user: user))
-            ON CONFLICT (tenant_id, user_id, id) DO NOTHING
+            \(knownNew ? "" : "ON CONFLICT (tenant_id, user_id, id) DO NOTHING" as PGFragment)
             RETURNING r.id)
         INSERT INTO \(table.table) AS w (tenant_id, user_id, id, \(columnList(table)), updated_at, updated_by, server_version, synced_at)
         SELECT owner.tenant_id, owner.user_id, i.id, \(castList(table)), i.updated_at, i.updated_by, i.version, i.now
