@@ -66,4 +66,54 @@ import Testing
             #expect(try await world.count("global_streaks", where: "total_complete_days = 1 AND current_streak = 1") == 1, "the streak moved")
         }
     }
+
+    /// The prologue reads which event ids the registry knows and the events are written with
+    /// the closing statements; a writer that registers one of them in between, without the
+    /// user's lock, must not be overwritten or hidden. Forced here by a trigger on the day's
+    /// write (which runs just before the events' statement): the events' statement fails on
+    /// the registry's key, the push is applied again on the slow path, and every change gets
+    /// its answer: the day and the other event stored, the raced id found registered.
+    @Test(.disabled(if: TestPostgres.onCitus, "Citus registers and inserts in two statements it reads"))
+    func anEventRegisteredBehindThePushsBackSendsItOnTheSlowPath() async throws {
+        let world = try await SyncWorld.make()
+        let habit = UUID(), day = UUID(), raced = UUID(), other = UUID()
+        try await world.database.withPool(size: 1) { pool in
+            try await pool.withConnection { connection in
+                try await connection.simpleQuery(
+                    unsafeSQL: """
+                        CREATE TABLE race_events (id uuid PRIMARY KEY);
+                        GRANT SELECT ON race_events TO habitsync_app;
+                        CREATE FUNCTION race_register() RETURNS trigger LANGUAGE plpgsql AS $$
+                        BEGIN
+                            INSERT INTO usage_event_ids (tenant_id, user_id, id, occurred_at, is_exit)
+                            SELECT p.tenant_id, p.user_id, r.id, now(), false FROM race_events r CROSS JOIN (SELECT tenant_id, user_id FROM new_rows LIMIT 1) p
+                            ON CONFLICT DO NOTHING;
+                            RETURN NULL;
+                        END $$;
+                        CREATE TRIGGER race_register AFTER UPDATE ON daily_progress REFERENCING NEW TABLE AS new_rows
+                            FOR EACH STATEMENT EXECUTE FUNCTION race_register();
+                        """)
+            }
+        }
+        try await world.database.withPool(size: 1, role: "habitsync_app") { pool in
+            let store = PushStore(pool: pool, statementTimeout: .seconds(60))
+            let identity = VerifiedIdentity.trusted(tenantID: world.tenant, userID: "ada")
+            let today = LocalDate(Date(), in: TimeZone.gmt)
+            _ = try await StorePush.results([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit())], through: store, as: identity)
+            let first = try await StorePush.results(Self.checkIn(habit: habit, day: day, date: today, count: 1), through: store, as: identity, protocolVersion: 2)
+            #expect(first.allSatisfy { $0["status"] as? String == "applied" }, "\(first)")
+            try await world.database.withPool(size: 1) { owner in
+                _ = try await owner.withConnection { try await $0.query("INSERT INTO race_events VALUES (\(raced))") }
+            }
+            var changes = Self.checkIn(habit: habit, day: day, date: today, count: 2)
+            changes[1]["id"] = raced.uuidString.lowercased()
+            changes[2]["id"] = other.uuidString.lowercased()
+            let second = try await StorePush.results(changes, through: store, as: identity, protocolVersion: 2)
+            #expect(second.map { $0["status"] as? String } == ["applied", "unchanged", "applied"], "\(second)")
+            #expect(try await world.count("daily_progress", where: "progress_count = 2") == 1)
+            #expect(try await world.count("usage_events", where: "id = '\(other)'") == 1)
+            #expect(try await world.count("usage_events", where: "id = '\(raced)'") == 0, "the other writer's registration stands")
+            #expect(try await world.count("usage_event_ids", where: "id = '\(raced)'") == 1)
+        }
+    }
 }
