@@ -17,7 +17,7 @@ public final class PgBouncerProcess: Sendable {
     public let port: Int
     /// The binary's version, e.g. (1, 18).
     public let version: (major: Int, minor: Int)
-    private let process: Process
+    private let process: SpawnedChild
     private let directory: URL
     private let user: String
     private let password: String
@@ -35,16 +35,13 @@ public final class PgBouncerProcess: Sendable {
 
     static func tracksPreparedStatements(_ version: (major: Int, minor: Int)) -> Bool { version >= (1, 21) }
 
-    /// `pgbouncer --version` prints `PgBouncer 1.18.0` first. Blocks until it exits.
-    static func version(of binary: String) throws -> (major: Int, minor: Int) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--version"]
+    /// `pgbouncer --version` prints `PgBouncer 1.18.0` first.
+    static func version(of binary: String) async throws -> (major: Int, minor: Int) {
         let output = try CapturedOutput()
-        process.standardOutput = output.handle
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        // Not Foundation's `Process`, whose `run()` crashes now and then (`SpawnedChild`).
+        let child = try SpawnedChild.spawn(
+            URL(fileURLWithPath: binary), ["--version"], environment: ProcessInfo.processInfo.environment, output: .file(output.url))
+        await child.exited()
         let text = output.text()
         let numbers = text.split(separator: "\n").first?.split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
         guard numbers.count >= 2 else { throw HarnessError("\(binary) --version printed no version: \(text.prefix(200))") }
@@ -58,7 +55,7 @@ public final class PgBouncerProcess: Sendable {
     ///   busy, never down.
     public static func start(postgresPort: Int, user: String, password: String, poolSize: Int, queryWaitSeconds: Int = 5) async throws -> PgBouncerProcess {
         guard let binary else { throw NotInstalled() }
-        let version = try await onOwnThread { try Self.version(of: binary) }
+        let version = try await Self.version(of: binary)
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-pgbouncer-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let port = try freeLoopbackPort()
@@ -85,18 +82,15 @@ public final class PgBouncerProcess: Sendable {
             """ + (tracksPreparedStatements(version) ? "\nmax_prepared_statements = 200" : "")
         try config.write(to: directory.appendingPathComponent("pgbouncer.ini"), atomically: true, encoding: .utf8)
         try "\"\(user)\" \"\(password)\"\n".write(to: directory.appendingPathComponent("userlist.txt"), atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        // PgBouncer refuses to run as root; the postgres user can read the folder (mode 755).
-        process.arguments = (getuid() == 0 ? ["-u", "postgres"] : []) + [directory.appendingPathComponent("pgbouncer.ini").path]
         if getuid() == 0 {
             for file in ["", "pgbouncer.ini", "userlist.txt"] {
                 chmod(directory.appendingPathComponent(file).path, file.isEmpty ? 0o777 : 0o644)
             }
         }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        // PgBouncer refuses to run as root; the postgres user can read the folder (mode 755).
+        let process = try SpawnedChild.spawn(
+            URL(fileURLWithPath: binary), (getuid() == 0 ? ["-u", "postgres"] : []) + [directory.appendingPathComponent("pgbouncer.ini").path],
+            environment: ProcessInfo.processInfo.environment)
         let bouncer = PgBouncerProcess(port: port, version: version, process: process, directory: directory, user: user, password: password)
         // Ready when a client gets through to PostgreSQL (bounded by a count of attempts).
         for attempt in 0..<600 {
@@ -117,7 +111,7 @@ public final class PgBouncerProcess: Sendable {
         throw HarnessError("pgbouncer did not start: \((try? String(contentsOf: directory.appendingPathComponent("pgbouncer.log"), encoding: .utf8)) ?? "")")
     }
 
-    private init(port: Int, version: (major: Int, minor: Int), process: Process, directory: URL, user: String, password: String) {
+    private init(port: Int, version: (major: Int, minor: Int), process: SpawnedChild, directory: URL, user: String, password: String) {
         self.port = port
         self.version = version
         self.process = process
@@ -130,9 +124,9 @@ public final class PgBouncerProcess: Sendable {
         "host=127.0.0.1 port=\(port) user=\(user) password=\(password) dbname='\(database)' \(HarnessConnectTimeout.keyword)"
     }
 
-    /// Kills it at once. Called at exit too, where Foundation's `waitUntilExit` would spin.
+    /// Kills it at once. Called at exit too, where a wait would spin.
     public func stop() {
-        kill(process.processIdentifier, SIGKILL)
+        process.send(SIGKILL)
         try? FileManager.default.removeItem(at: directory)
     }
 }
