@@ -21,10 +21,9 @@ static int (*real_clock_gettime)(clockid_t, struct timespec *);
 static int (*real_gettimeofday)(struct timeval *, void *);
 
 // Read once, before main: the readers below may run in a signal handler, where getenv and
-// dlsym are not safe.
-// Programs under HABITSYNC_CLOCK_KEEP (the Swift toolchain: `swift test` itself, and the
-// `swift build` some tests run) keep the real clock: SwiftPM and clang compare file times
-// with the present, and under a moved one their caches fail to load.
+// dlsym are not safe. Programs under HABITSYNC_CLOCK_KEEP (the Swift toolchain: `swift test`
+// itself, and the `swift build` some tests run) keep the real clock: SwiftPM and clang compare
+// file times with the present, and under a moved one their caches fail to load.
 __attribute__((constructor)) static void moved_clock_init(void) {
     const char *text = getenv("HABITSYNC_CLOCK_OFFSET");
     offset = text ? strtoll(text, NULL, 10) : 0;
