@@ -27,11 +27,14 @@ extension PushBatch {
         // partition and its indexes before it prunes them: 244 locks for five years of months.)
         let isUsage = table.collection == .usageEvents
         let existing: [UUID: StoredRow], inserted: Set<UUID>
-        if isUsage && singleNode && !rows.isEmpty, !isolatesRefusals, let known = registeredUsageEvents {
-            // The prologue read which ids the registry knows: the others are registered and
-            // inserted with the closing statements, unread; only known ids (seldom any) are read.
+        if isUsage && !rows.isEmpty, let known = registeredUsageEvents {
+            // The prologue read which ids the registry knows (one node, fast path only): the
+            // others are registered and inserted with the closing statements, unread; only
+            // known ids (seldom any) are read.
             let new = rows.filter { !known.contains($0.id) }
-            if !new.isEmpty { try await writeLater([SyncTableSQL.registerAndAppendUsageEvents(table, tenant: tenant, user: user, rows: new, knownNew: true)]) }
+            if !new.isEmpty {
+                try await writeLater([SyncTableSQL.registerAndAppendUsageEvents(table, tenant: tenant, user: user, rows: new, knownNew: true)])
+            }
             inserted = Set(new.map(\.id))
             let stored = Set(changes.map(\.id)).intersection(known)
             existing = stored.isEmpty ? [:] : try await storedRows(table.collection, ids: Array(stored))

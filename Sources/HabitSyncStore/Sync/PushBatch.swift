@@ -41,7 +41,7 @@ final class PushBatch {
     /// Steps outside any one change that PostgreSQL refused on the slow path (logged by the caller).
     var skippedSteps: [String] = []
     /// The batch's usage-event ids the registry knew before the batch, read with the prologue
-    /// (`PushPrefetch`); nil: not read (the slow path, Citus).
+    /// (`PushPrefetch`); nil: not read (the slow path and Citus read nothing ahead).
     var registeredUsageEvents: Set<UUID>?
 
     init(
@@ -85,7 +85,7 @@ final class PushBatch {
         raw = changes
         results = Array(repeating: nil, count: changes.count)
         accepted = plan.accepted
-        if !isolatesRefusals { registeredUsageEvents = prefetched.registeredUsageEvents }
+        registeredUsageEvents = prefetched.registeredUsageEvents
         for (index, rejection) in plan.rejected { reject(index, rejection) }
         for (position, step) in plan.steps.enumerated() {
             if position == 0, step.collection == .dailyProgress, !prefetched.progress.isEmpty, !isolatesRefusals {
