@@ -10,6 +10,13 @@ public struct ProcessTermination: Sendable, Equatable {
         self.status = status
         self.bySignal = bySignal
     }
+
+    /// From a raw `waitpid` status (WIFSIGNALED / WTERMSIG / WEXITSTATUS are macros Swift
+    /// cannot import).
+    public init(waitStatus raw: Int32) {
+        let signal = raw & 0x7f
+        self = signal != 0 ? ProcessTermination(status: signal, bySignal: true) : ProcessTermination(status: (raw >> 8) & 0xff, bySignal: false)
+    }
 }
 
 extension Process {
@@ -31,10 +38,7 @@ extension Process {
                 return ProcessTermination(status: terminationStatus, bySignal: terminationReason == .uncaughtSignal)
             }
             var raw: Int32 = 0
-            if pid > 0, waitpid(pid, &raw, WNOHANG) == pid {
-                let signal = raw & 0x7f
-                return signal != 0 ? ProcessTermination(status: signal, bySignal: true) : ProcessTermination(status: (raw >> 8) & 0xff, bySignal: false)
-            }
+            if pid > 0, waitpid(pid, &raw, WNOHANG) == pid { return ProcessTermination(waitStatus: raw) }
             if let deadline, clock.now >= deadline { return nil }
             try? await Task.sleep(for: .milliseconds(20))
         }

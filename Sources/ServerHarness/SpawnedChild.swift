@@ -76,9 +76,7 @@ public final class SpawnedChild: Sendable {
             if let ended { return ended }
             var raw: Int32 = 0
             guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
-            // WIFSIGNALED / WTERMSIG / WEXITSTATUS are macros Swift cannot import.
-            let signal = raw & 0x7f
-            ended = signal != 0 ? ProcessTermination(status: signal, bySignal: true) : ProcessTermination(status: (raw >> 8) & 0xff, bySignal: false)
+            ended = ProcessTermination(waitStatus: raw)
             return ended
         }
     }
