@@ -1,7 +1,8 @@
 import Foundation
-import HabitSyncClient
 import HabitSyncDomain
 import Testing
+
+@testable import HabitSyncClient
 
 /// The SDK's typed models are written by hand beside the domain's records; this holds each one
 /// to its collection's field declarations (`RecordFields`) and to the record the server
@@ -44,7 +45,7 @@ import Testing
         let declared = try #require(RecordFields.of(collection)).map(\.name)
 
         // What the model sends validates as the record the server keeps.
-        let fields = try Self.wireFields(model)
+        let fields = try ModelCoding.fields(model)
         let validated = try ValidatedRecord.validate(collection, fields, context: .standalone(now: Self.now.addingTimeInterval(60)))
         let record = try #require(Mirror(reflecting: validated).children.first?.value, "\(collection): no record in \(validated)")
 
@@ -68,17 +69,6 @@ import Testing
                 }
             }
         }
-    }
-
-    /// The model as the SDK puts it on the wire (`ModelCoding`: timestamps with milliseconds).
-    static func wireFields(_ model: any WritableModel) throws -> [String: JSONValue] {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(WireTime.format(date))
-        }
-        guard case .object(let fields) = try JSONParser.parse(encoder.encode(model)) else { return [:] }
-        return fields
     }
 
     /// Each stored property and the shape of its type on the wire.
