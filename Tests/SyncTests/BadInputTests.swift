@@ -297,19 +297,24 @@ import Testing
                 }
                 try await connection.simpleQuery(unsafeSQL: "ALTER TABLE usage_events_default FORCE ROW LEVEL SECURITY")
             }
-            let report = try await MaintenanceStore(pool: pool).run(retention: .init(), now: try #require(WireTime.parse("\(year - 1)-12-20T00:00:00Z")))
+            let before = try #require(WireTime.parse("\(year - 1)-12-20T00:00:00Z"))
+            let report = try await MaintenanceStore(pool: pool).run(retention: .init(), now: before)
             #expect(report.defaultPartitionRowsMoved == 3)
             #expect(report.partitionsCreated > 0)
             let again = try await MaintenanceStore(pool: pool).run(retention: .init(), now: try #require(WireTime.parse("\(year)-06-01T00:00:00Z")))
             #expect(again.defaultPartitionRowsMoved == 0)
             try await pool.withConnection { connection in
                 let inDefault = try await connection.query(
-                    "SELECT count(*) AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE c.relname IN (\("usage_events_\(year)_03"), \("usage_events_\(year)_05"))"
+                    """
+                    SELECT count(*) AS n FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                    WHERE c.relname IN (\("usage_events_\(year)_03"), \("usage_events_\(year)_05"))
+                    """
                 ).single()
                 #expect(try inDefault.decode("n", as: Int.self) == 2)
                 // On Citus the rows live in the month's shards and the coordinator keeps no
                 // copy of them (migration 0021); elsewhere the partition holds them itself.
-                let bytes = try await connection.query("SELECT pg_relation_size(\("usage_events_\(year)_03")::regclass) AS bytes").single().decode("bytes", as: Int64.self)
+                let bytes = try await connection.query("SELECT pg_relation_size(\("usage_events_\(year)_03")::regclass) AS bytes").single()
+                    .decode("bytes", as: Int64.self)
                 #expect(TestPostgres.onCitus ? bytes == 0 : bytes > 0)
                 let archived = try await connection.query(
                     "SELECT count(*) AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'archive' AND c.relname = 'usage_events_2015_01'"

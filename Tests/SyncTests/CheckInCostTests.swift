@@ -86,7 +86,8 @@ import Testing
                         CREATE FUNCTION race_register() RETURNS trigger LANGUAGE plpgsql AS $$
                         BEGIN
                             INSERT INTO usage_event_ids (tenant_id, user_id, id, occurred_at, is_exit)
-                            SELECT p.tenant_id, p.user_id, r.id, now(), false FROM race_events r CROSS JOIN (SELECT tenant_id, user_id FROM new_rows LIMIT 1) p
+                            SELECT p.tenant_id, p.user_id, r.id, now(), false
+                            FROM race_events r CROSS JOIN (SELECT tenant_id, user_id FROM new_rows LIMIT 1) p
                             ON CONFLICT DO NOTHING;
                             RETURN NULL;
                         END $$;
@@ -100,7 +101,8 @@ import Testing
             let identity = VerifiedIdentity.trusted(tenantID: world.tenant, userID: "ada")
             let today = LocalDate(Date(), in: TimeZone.gmt)
             _ = try await StorePush.results([Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit())], through: store, as: identity)
-            let first = try await StorePush.results(Self.checkIn(habit: habit, day: day, date: today, count: 1), through: store, as: identity, protocolVersion: 2)
+            let first = try await StorePush.results(
+                Self.checkIn(habit: habit, day: day, date: today, count: 1), through: store, as: identity, protocolVersion: 2)
             #expect(first.allSatisfy { $0["status"] as? String == "applied" }, "\(first)")
             try await world.database.withPool(size: 1) { owner in
                 _ = try await owner.withConnection { try await $0.query("INSERT INTO race_events VALUES (\(raced))") }

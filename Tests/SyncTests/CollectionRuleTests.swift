@@ -35,7 +35,8 @@ import Testing
             let versions = delta.compactMap { $0["serverVersion"] as? Int }
             #expect(versions == versions.sorted() && Set(versions).count == versions.count)
             // New progress for the deleted habit is refused as an unknown reference.
-            let late = try await device.push([Wire.change("dailyProgress", UUID(), at: Wire.at(200), record: Wire.progress(habit: habit, date: Wire.day(1)))])
+            let tomorrow = Wire.progress(habit: habit, date: Wire.day(1))
+            let late = try await device.push([Wire.change("dailyProgress", UUID(), at: Wire.at(200), record: tomorrow)])
             #expect(late.errorCode(0) == "unknown_reference")
             #expect((late.result(0)["error"] as? JSON)?["field"] as? String == "habitId")
         }

@@ -151,7 +151,9 @@ import Testing
                     Self.edit("habits", habit, at: 10, ["name": "Later"], fieldTimes: ["name": 11]),  // a field time after updatedAt
                     Self.edit("habits", habit, at: 10, ["name": "X"], fieldTimes: ["goalCount": 5]),  // a time for a field not sent
                     Self.edit("habits", habit, at: 10, ["name": "\u{0}"]),  // a control character
-                    Self.edit("dailyProgress", UUID(), at: 10, ["habitId": habit.uuidString, "date": Wire.day(0), "progressCount": 1], fieldTimes: ["date": 5]),
+                    Self.edit(
+                        "dailyProgress", UUID(), at: 10, ["habitId": habit.uuidString, "date": Wire.day(0), "progressCount": 1],
+                        fieldTimes: ["date": 5]),
                     Self.edit("habits", habit, at: 12, ["icon": "ok"]),  // valid: applied beside the others
                 ]))
             #expect(reply.status == 200)

@@ -32,7 +32,9 @@ import Testing
             let device = try await world.client(server, user: "alice")
             let habit = UUID(), progress = UUID(), session = UUID()
             let changes: [JSON] = [
-                Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit().merging(["color": "#FF8800", "habitDescription": "pages a day", "endDate": Wire.day(40)]) { _, n in n }),
+                Wire.change(
+                    "habits", habit, at: Wire.at(0),
+                    record: Wire.habit().merging(["color": "#FF8800", "habitDescription": "pages a day", "endDate": Wire.day(40)]) { _, n in n }),
                 Wire.change(
                     "habits", UUID(), at: Wire.at(0),
                     record: [

@@ -17,7 +17,10 @@ import Testing
             let device = try await world.client(server, user: "alice")
             let habit = UUID()
             var changes = [Wire.change("habits", habit, at: Wire.at(0), record: Wire.habit())]
-            changes += (1...11).map { Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: Wire.progress(habit: habit, date: Wire.day($0 - 20))) }
+            // Eleven days, 19 to 9 days before `Wire.base`: all within a first sync's recent window.
+            changes += (1...11).map { day in
+                Wire.change("dailyProgress", UUID(), at: Wire.at(1), record: Wire.progress(habit: habit, date: Wire.day(day - 20)))
+            }
             changes += (1...3).map { _ in Wire.change("usageEvents", UUID(), at: Wire.at(2), record: Wire.usageEvent()) }
             #expect(try await device.push(changes).results.allSatisfy { $0["status"] as? String == "applied" })
 

@@ -25,7 +25,8 @@ public enum HabitSyncBinary {
         let directory = try makeTemporaryDirectory("habitsync-cli")
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("out"), err = directory.appendingPathComponent("err")
-        let child = try SpawnedChild.spawn(executable, arguments, environment: environment, directory: workingDirectory, output: .file(out), error: .file(err))
+        let child = try SpawnedChild.spawn(
+            executable, arguments, environment: environment, directory: workingDirectory, output: .file(out), error: .file(err))
         let termination = await child.exited()
         return Outcome(
             status: termination.status,
