@@ -3,10 +3,10 @@ import HabitSyncDomain
 import SeededRandom
 import Testing
 
-/// The store's fold of a batch into a stored day (`ProgressDayMerge`), composed as the store
-/// composes it (the count from `ProgressCounter`, covered additions forgotten), against the
-/// pure model: whatever batches the changes arrive in and in whatever order, the day ends with
-/// the model's count and the last writer's fields.
+/// The store's settlement of a batch against a stored day (`ProgressDaySettlement`, folding
+/// with `ProgressDayMerge` and counting with `ProgressCounter`), against the pure model:
+/// whatever batches the changes arrive in and in whatever order, the day ends with the
+/// model's count and the last writer's fields.
 @Suite struct ProgressDayMergeTests {
     static let habit = UUID(uuidString: "6a3a2c9e-0000-4000-8000-000000000001")!
     static let base = Date(timeIntervalSince1970: 1_795_162_530)
@@ -23,32 +23,61 @@ import Testing
 
     static func key(_ seconds: Double, _ device: String) -> LWWKey { LWWKey(updatedAt: base.addingTimeInterval(seconds), deviceID: device) }
 
-    /// What the store keeps of one day between pushes, and how it applies one batch.
+    /// One day as the store keeps it between pushes, each push settled by the store's own
+    /// settlement (`ProgressDaySettlement`) and written back as the store writes it: the row,
+    /// the additions kept, the covered ones forgotten.
     struct Day {
-        var stored: ProgressDayMerge.Stored?
-        var record: DailyProgressRecord?
-        var additions: [String: ProgressCounter.Addition] = [:]
+        static let id = UUID(uuidString: "6a3a2c9e-0000-4000-8000-0000000000d1")!
+        var stored: ProgressDaySettlement.StoredDay?
         var count = 0
+        private var pushes = 0
 
+        /// The changes as they reach the server: one push per device, in the order the devices
+        /// first appear (a push carries one device's changes).
         mutating func push(_ batch: [(id: String, change: ProgressDayMerge.Change)]) -> [Int: ProgressDayMerge.Outcome] {
-            var merge = ProgressDayMerge(stored: stored)
-            for (_, change) in batch { merge.apply(change) }
-            guard merge.changed, let key = merge.key else { return merge.outcomes }
-            var counter = ProgressCounter()
-            if let setting = merge.countSetting { counter.apply(.set(setting)) }
-            for (id, addition) in additions { counter.apply(.add(id: id, addition)) }
-            for (index, addition) in merge.additions {
-                let id = batch.first { $0.change.index == index }?.id ?? "?"
-                counter.apply(.add(id: id, addition))
-                additions[id] = addition
+            var outcomes: [Int: ProgressDayMerge.Outcome] = [:]
+            // Devices by their bytes: "caf\u{E9}" and "cafe\u{301}" are two devices, which Swift's
+            // `==` would take for one.
+            var devices: [[UInt8]] = []
+            for (_, change) in batch where !devices.contains(Array(change.key.deviceID.utf8)) { devices.append(Array(change.key.deviceID.utf8)) }
+            for device in devices {
+                let changes = batch.map(\.change).filter { Array($0.key.deviceID.utf8) == device }
+                for outcome in push(changes, from: String(decoding: device, as: UTF8.self)) { outcomes[outcome.index] = outcome.outcome }
             }
-            if let setting = merge.countSetting { additions = additions.filter { setting.at < $0.value.at } }
-            count = counter.count
-            if let fields = merge.fieldsFrom?.record { record = fields }
+            return outcomes
+        }
+
+        private mutating func push(_ changes: [ProgressDayMerge.Change], from device: String) -> [ProgressDaySettlement.ChangeOutcome] {
+            pushes += 1
+            let batch = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012d", pushes))!
+            let settlement = ProgressDaySettlement(
+                changes: changes.map(Self.pushChange), stored: stored.map { [$0] } ?? [], device: device, batch: batch,
+                firstVersion: (stored?.serverVersion ?? 0) + 1)
+            guard let write = settlement.writes.first else { return settlement.outcomes }
+            var additions = stored?.additions ?? []
+            for covered in settlement.covered { additions.removeAll { !(covered.through < $0.addition.at) && covered.day == write.id } }
+            for new in settlement.added {
+                additions.append((ProgressDaySettlement.additionID(device: device, batch: batch, index: new.changeIndex), new.addition))
+            }
+            var record: DailyProgressRecord?
+            if !write.deleted, let habit = write.fields.habitID, let date = write.fields.date, let goal = write.fields.goalCount {
+                record = DailyProgressRecord(
+                    habitId: habit, date: date, progressCount: write.count, goalCount: goal, timestamps: write.timestamps,
+                    difficulty: write.fields.difficulty, skipReason: write.fields.skipReason, skipNote: write.fields.skipNote)
+            }
+            count = write.count
             stored = .init(
-                record: record, timestamps: merge.timestamps ?? stored?.timestamps ?? [], key: key,
-                deleted: merge.deleted, countSetting: merge.countSetting)
-            return merge.outcomes
+                id: write.id, serverVersion: write.version, fields: write.fields,
+                merge: .init(record: record, timestamps: write.timestamps, key: write.key, deleted: write.deleted, countSetting: write.setting),
+                additions: additions)
+            return settlement.outcomes
+        }
+
+        static func pushChange(_ change: ProgressDayMerge.Change) -> PushChange {
+            PushChange(
+                index: change.index, collection: .dailyProgress, op: change.record == nil ? .delete : .upsert, id: id,
+                updatedAt: change.key.updatedAt, clamped: false, record: change.record.map(ValidatedRecord.dailyProgress), rawRecord: nil,
+                increment: change.increment)
         }
     }
 
@@ -62,7 +91,7 @@ import Testing
         let phone = day.push([("phone/2/0", .init(index: 0, key: Self.key(60, "phone"), record: Self.record(count: 2), increment: 1))])
         #expect(day.count == 3)
         #expect(watch[0] == .applied && phone[0] == .applied, "the same other fields are no conflict")
-        #expect(day.stored?.key == Self.key(61, "watch"))
+        #expect(day.stored?.merge.key == Self.key(61, "watch"))
     }
 
     @Test func aSetAbsorbsTheAdditionsBeforeItAndNotThoseAfter() {
@@ -74,7 +103,7 @@ import Testing
         let set = day.push([("phone/2/0", .init(index: 0, key: Self.key(30, "phone"), record: Self.record(count: 5), increment: nil))])
         #expect(day.count == 6)
         #expect(set[0] == .applied, "its count won; its other fields are the same as the watch's later ones")
-        #expect(day.additions.count == 1, "the additions the set covers are forgotten")
+        #expect(day.stored?.additions.count == 1, "the additions the set covers are forgotten")
         // An older set loses and changes nothing.
         let older = day.push([("watch/3/0", .init(index: 0, key: Self.key(25, "watch"), record: Self.record(count: 9), increment: nil))])
         #expect(older[0] == .superseded && day.count == 6)
@@ -84,11 +113,11 @@ import Testing
         var day = Day()
         _ = day.push([("phone/1/0", .init(index: 0, key: Self.key(0, "phone"), record: Self.record(count: 1), increment: 1))])
         let delete = day.push([("watch/1/0", .init(index: 0, key: Self.key(10, "watch"), record: nil, increment: nil))])
-        #expect(delete[0] == .applied && day.stored?.deleted == true)
+        #expect(delete[0] == .applied && day.stored?.merge.deleted == true)
         let early = day.push([("phone/2/0", .init(index: 0, key: Self.key(5, "phone"), record: Self.record(count: 2), increment: 1))])
-        #expect(early[0] == .superseded && day.stored?.deleted == true)
+        #expect(early[0] == .superseded && day.stored?.merge.deleted == true)
         let late = day.push([("phone/3/0", .init(index: 0, key: Self.key(20, "phone"), record: Self.record(count: 3), increment: 1))])
-        #expect(late[0] == .applied && day.stored?.deleted == false)
+        #expect(late[0] == .applied && day.stored?.merge.deleted == false)
         #expect(day.count == 1, "only the addition after the delete counts")
     }
 
@@ -107,7 +136,7 @@ import Testing
         let t1 = Self.base, t2 = Self.base.addingTimeInterval(60)
         _ = day.push([("phone/1/0", .init(index: 0, key: Self.key(0, "phone"), record: Self.record(count: 1, timestamps: [t1]), increment: 1))])
         _ = day.push([("watch/1/0", .init(index: 0, key: Self.key(70, "watch"), record: Self.record(count: 1, timestamps: [t2]), increment: 1))])
-        #expect(day.stored?.timestamps.map(WireTime.milliseconds) == [t1, t2].map(WireTime.milliseconds))
+        #expect(day.stored?.merge.timestamps.map(WireTime.milliseconds) == [t1, t2].map(WireTime.milliseconds))
     }
 
     /// Random histories of two to four devices, each change delivered once, in random batches
@@ -149,10 +178,10 @@ import Testing
         // arrive stays, so only a unique greatest key is checked.
         let keys = changes.map(\.change.key)
         guard let last = keys.max(), keys.filter({ $0 == last }).count == 1, let winner = changes.first(where: { $0.change.key == last }) else { return }
-        #expect(day.stored?.key == last)
-        #expect(day.stored?.deleted == (winner.change.record == nil), "seed \(seed)")
+        #expect(day.stored?.merge.key == last)
+        #expect(day.stored?.merge.deleted == (winner.change.record == nil), "seed \(seed)")
         if let record = winner.change.record {
-            #expect(day.record?.goalCount == record.goalCount, "seed \(seed)")
+            #expect(day.stored?.fields.goalCount == record.goalCount, "seed \(seed)")
             #expect(day.count == ProgressCounter(operations).count, "seed \(seed): \(changes.map { ($0.id, $0.change.key.updatedAtMilliseconds, $0.change.increment as Any) })")
         }
     }
@@ -212,7 +241,7 @@ import Testing
                 _ = day.push(Array(rest.prefix(size)))
                 rest = rest.dropFirst(size)
             }
-            let kept = day.stored.map { Set($0.timestamps.map(WireTime.milliseconds)) } ?? []
+            let kept = day.stored.map { Set($0.merge.timestamps.map(WireTime.milliseconds)) } ?? []
             #expect(
                 kept == expected,
                 "seed \(seed) round \(round): \(changes.map { ($0.id, $0.change.key.updatedAtMilliseconds, $0.change.increment as Any, timestampsOf[$0.change.index]?.map(WireTime.milliseconds) as Any) })"
