@@ -118,8 +118,9 @@ import Testing
         ] {
             #expect(printed.contains(row), "\(printed)")
         }
-        // The check-in's own row: its CPU over the raw transaction's, against issue 63's target.
-        #expect(printed.contains("× raw) | ") && printed.contains("| ≥ 0.3, CPU ≤ 5× raw (issue 63) |"), "\(printed)")
+        // The check-in's own row, against issue 63's target (its CPU over the raw transaction's
+        // is printed when the raw run's CPU was measurable, which a quick run's seldom is).
+        #expect(printed.contains("| ≥ 0.3, CPU ≤ 5× raw (issue 63) |"), "\(printed)")
     }
 
     /// `--noisy-tenant --quick`: the quiet tenant's 4 devices push 20 times in each phase and
