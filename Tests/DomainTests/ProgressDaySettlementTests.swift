@@ -15,7 +15,8 @@ import Testing
     static func id(_ n: Int) -> UUID { UUID(uuidString: String(format: "d0000000-0000-4000-8000-%012d", n)) ?? UUID() }
 
     static func record(habit: UUID = habit, count: Int, goal: Int = 2) -> DailyProgressRecord {
-        DailyProgressRecord(habitId: habit, date: date, progressCount: count, goalCount: goal, timestamps: [], difficulty: nil, skipReason: nil, skipNote: nil)
+        DailyProgressRecord(
+            habitId: habit, date: date, progressCount: count, goalCount: goal, timestamps: [], difficulty: nil, skipReason: nil, skipNote: nil)
     }
 
     static func change(_ index: Int, id: UUID, at seconds: Double, _ record: DailyProgressRecord?, increment: Int? = nil) -> PushChange {
@@ -26,7 +27,9 @@ import Testing
     }
 
     /// A stored live day with `count` set by the phone at `base`, version 7.
-    static func storedDay(id: UUID, count: Int, goal: Int = 2, additions: [(String, ProgressCounter.Addition)] = []) -> ProgressDaySettlement.StoredDay {
+    static func storedDay(
+        id: UUID, count: Int, goal: Int = 2, additions: [(String, ProgressCounter.Addition)] = []
+    ) -> ProgressDaySettlement.StoredDay {
         let key = LWWKey(updatedAt: base, deviceID: "phone")
         return .init(
             id: id, serverVersion: 7, fields: ProgressDayFields(record: record(count: count, goal: goal)),
