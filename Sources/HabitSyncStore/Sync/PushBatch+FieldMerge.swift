@@ -4,29 +4,9 @@ import LibPQClient
 
 /// Habits, reminders, selected apps, user settings and achievements merge field by field
 /// (`FieldMergedRecord`): the stored records of the batch's targets are read once (with each
-/// field's key), the batch's changes folded into them in Swift, and the records that changed
+/// field's key), the batch settled in Swift (`FieldMergedBatch`), and the records that changed
 /// written with one statement. The push holds the user's lock, under which they were read.
 extension PushBatch {
-    /// What names the record a change is to: its id, the user (settings: one per user), or its
-    /// `achievementId` (one achievement per id and user; the first id sent stays the record's).
-    enum FieldMergeTarget {
-        case id, user, achievementID
-    }
-
-    /// A stored record as the merge needs it.
-    struct FieldMergedRow {
-        let id: UUID
-        let serverVersion: Int64
-        let record: FieldMergedRecord
-    }
-
-    /// Records validated during one collection's fold, by the text of their canonical fields
-    /// as bytes (two records whose text differs only in Unicode normalisation are two records).
-    /// A class so the validation closure can fill it; it lives and dies inside one call.
-    final class ValidatedRecords {
-        var byText: [ExactText: ValidatedRecord] = [:]
-    }
-
     /// One field write that lost, for the conflict log.
     struct FieldLoss {
         let index: Int
@@ -43,7 +23,9 @@ extension PushBatch {
     /// The stored rows of `keys` (every row of the user for `keyedByUser`): their record rendered
     /// as pulls render it (tombstones too: a record brought back keeps the fields it had), the
     /// record's key and the keys of the fields set before it. One index probe per key.
-    static func fieldMergedRows(_ collection: SyncCollection, tenant: UUID, user: String, keys: [String], by target: FieldMergeTarget) -> PGQuery {
+    static func fieldMergedRows(
+        _ collection: SyncCollection, tenant: UUID, user: String, keys: [String], by target: FieldMergedBatch.Target
+    ) -> PGQuery {
         let key: PGFragment = target == .achievementID ? "h.achievement_id" : "h.id::text"
         let columns: PGFragment = """
             h.id, \(key) AS target, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version, \
@@ -101,112 +83,58 @@ extension PushBatch {
         return [update, insert]
     }
 
-    /// Settles `changes` of `table` field by field and writes the records that changed.
-    func applyFieldMerge(_ table: SyncTable, _ changes: [PushChange], by targetKind: FieldMergeTarget = .id) async throws {
+    /// Settles `changes` of `table` field by field (`FieldMergedBatch`) and writes the records
+    /// that changed.
+    func applyFieldMerge(_ table: SyncTable, _ changes: [PushChange], by targetKind: FieldMergedBatch.Target = .id) async throws {
         guard !changes.isEmpty else { return }
         let collection = table.collection
-        // What names a change's record, as bytes: two `achievementId`s that differ only in
-        // Unicode normalisation are two records, as they are in PostgreSQL.
-        func target(_ change: PushChange) -> ExactText {
-            switch targetKind {
-            case .id: ExactText(change.id.uuidString.lowercased())
-            case .user: ExactText("user")
-            case .achievementID:
-                if case .achievement(let achievement)? = change.record { ExactText(achievement.achievementId) } else { ExactText(change.id.uuidString.lowercased()) }
-            }
-        }
-        // In batch order: versions follow it, and so does the order pulls return the records.
-        var seen = Set<ExactText>()
-        let targets = changes.map(target).filter { seen.insert($0).inserted }
-        var stored: [ExactText: FieldMergedRow] = [:]
+        let targets = FieldMergedBatch.targets(of: changes, by: targetKind)
+        var stored: [ExactText: FieldMergedBatch.StoredRecord] = [:]
         for row in try await connection.query(Self.fieldMergedRows(collection, tenant: tenant, user: user, keys: targets.map(\.text), by: targetKind)).rows {
             let key = LWWKey(updatedAt: try row.decode("updated_at"), deviceID: try row.decode("updated_by"))
             let record = Self.storedFields(try row.decodeIfPresent("record"), fieldTimes: try row.decodeIfPresent("field_times"), key: key)
-            stored[targetKind == .user ? ExactText("user") : ExactText(try row.decode("target", as: String.self))] = FieldMergedRow(
+            stored[targetKind == .user ? ExactText("user") : ExactText(try row.decode("target", as: String.self))] = FieldMergedBatch.StoredRecord(
                 id: try row.decode("id"), serverVersion: try row.decode("server_version"),
                 record: FieldMergedRecord(fields: record, key: key, deleted: try row.decode("deleted")))
         }
-        // The id a record is kept under: the stored one; a new one takes the settings id, or the
-        // id of the first change to it.
-        var rowIDs: [ExactText: UUID] = [:]
-        for change in changes where rowIDs[target(change)] == nil {
-            rowIDs[target(change)] = stored[target(change)]?.id ?? (targetKind == .user ? derivedRecordID : change.id)
-        }
         let liveHabits = collection == .reminders ? try await liveHabitsReferenced(by: changes, stored: stored.values.map(\.record)) : []
-        // The records validated, by their canonical text: the write takes the settled record's
-        // from here rather than validating it once more.
-        let validated = ValidatedRecords()
-        let validate: FieldMergedRecord.Validate = { [context] fields throws(ChangeRejection) in
-            let record = try ValidatedRecord.validate(collection, fields, context: context)
-            let canonical = CanonicalFields.of(record) ?? [:]
-            validated.byText[ExactText(JSONValue.object(canonical).jsonText)] = record
-            return canonical
-        }
-        // A live reminder names a live habit; one that stays deleted need not.
-        let whenLive: FieldMergedRecord.LiveCheck = { fields throws(ChangeRejection) in
-            guard collection == .reminders, case .string(let text)? = fields["habitId"], let habit = UUID(uuidString: text) else { return }
-            if !liveHabits.contains(habit) {
-                throw ChangeRejection(.unknownReference, field: "habitId", "habitId \(text) names no habit of this user (or a deleted one)")
-            }
-        }
-        // An achievement's first unlock stays its unlock, whoever wrote it last.
-        let earliest = Set(table.fields.filter { $0.merge == .earliestWins }.map(\.name))
-
-        var rows: [SyncRow] = [], fieldTimes: [String?] = []
-        var versions: [ExactText: Int64] = [:]
-        var settlements: [ExactText: FieldMergedRecord.Settlement] = [:]
-        let byTarget = Dictionary(grouping: changes, by: target)
-        for key in targets {
-            guard let group = byTarget[key], let rowID = rowIDs[key] else { continue }
-            let settlement = FieldMergedRecord.settle(stored[key]?.record, group.map(fieldChange), earliest: earliest, validate: validate, whenLive: whenLive)
-            settlements[key] = settlement
-            guard settlement.changed, let record = settlement.record else { continue }
-            // A tombstone keeps the fields merged into it (a later upsert brings them back);
-            // one that holds none keeps its columns as they are.
-            var values: [String?] = []
-            if !record.fields.fields.isEmpty {
-                let fields = record.fields.record
-                if let valid = validated.byText[ExactText(JSONValue.object(fields).jsonText)] ?? (try? ValidatedRecord.validate(collection, fields, context: context)) {
-                    values = table.values(valid)
-                } else if !record.deleted {
-                    continue
-                }
-            }
-            let version = allocateVersion()
-            versions[key] = version
-            rows.append(
+        let batch = FieldMergedBatch(
+            collection, changes: changes, by: targetKind, stored: stored, device: device, userRecordID: derivedRecordID, liveHabits: liveHabits,
+            context: context, firstVersion: nextVersion)
+        nextVersion = batch.nextVersion
+        if !batch.writes.isEmpty {
+            let rows = batch.writes.map { write in
                 SyncRow(
-                    id: rowID, version: version, updatedAt: record.key.updatedAt, updatedBy: record.key.deviceID,
-                    isDelete: record.deleted, values: values))
-            fieldTimes.append(Self.fieldTimesJSON(record))
-        }
-        if !rows.isEmpty {
+                    id: write.id, version: write.version, updatedAt: write.record.key.updatedAt, updatedBy: write.record.key.deviceID,
+                    isDelete: write.record.deleted, values: write.validated.map(table.values) ?? [])
+            }
+            let fieldTimes = batch.writes.map { Self.fieldTimesJSON($0.record) }
             _ = try await connection.pipeline(Self.writeFieldMerged(table, tenant: tenant, user: user, rows: rows, fieldTimes: fieldTimes, keyedByUser: targetKind == .user))
             try await afterFieldMergedWrites(collection, rows)
         }
 
         // Superseded changes return the record as it stands now.
-        let supersededTargets = settlements.filter { $0.value.outcomes.values.contains(.superseded) }.map(\.key)
-        let current = supersededTargets.isEmpty ? [:] : try await storedRows(collection, ids: supersededTargets.compactMap { rowIDs[$0] })
+        let supersededTargets = batch.settlements.filter { $0.value.outcomes.values.contains(.superseded) }.map(\.key)
+        let current = supersededTargets.isEmpty ? [:] : try await storedRows(collection, ids: supersededTargets.compactMap { batch.recordIDs[$0] })
         for change in changes {
-            let key = target(change)
-            let canonical = rowIDs[key] ?? change.id
-            switch settlements[key]?.outcomes[change.index] {
+            let key = FieldMergedBatch.target(of: change, by: targetKind)
+            let canonical = batch.recordIDs[key] ?? change.id
+            switch batch.settlements[key]?.outcomes[change.index] {
             case .applied?:
-                if let version = versions[key] {
+                if let version = batch.version(of: key) {
                     applied(change, version: version, canonical: canonical)
                 } else {
                     reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
                 }
             case .unchanged?:
-                unchanged(change, version: versions[key] ?? stored[key]?.serverVersion, canonical: canonical)
+                unchanged(change, version: batch.version(of: key) ?? stored[key]?.serverVersion, canonical: canonical)
             case .superseded?:
                 if let row = current[canonical] {
                     superseded(change, by: row)
                     // Lost only field by field (logged by field), or only to the same values
                     // (nothing lost): not logged whole, as a losing delete or a change a delete
                     // beat is.
-                    if settlements[key]?.loggedWhole.contains(change.index) == false { notLoggedWhole.insert(change.index) }
+                    if batch.settlements[key]?.loggedWhole.contains(change.index) == false { notLoggedWhole.insert(change.index) }
                 } else {
                     reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
                 }
@@ -216,19 +144,10 @@ extension PushBatch {
                 reject(change.index, ChangeRejection(.invalidField, "the record could not be stored"))
             }
         }
-        for (key, settlement) in settlements where versions[key] != nil || settlement.outcomes.values.contains(.superseded) {
-            guard let rowID = rowIDs[key] else { continue }
-            fieldLosses += settlement.losses.map { FieldLoss(index: $0.index, collection: collection, recordID: rowID, loss: $0.loss) }
+        for (key, settlement) in batch.settlements where batch.version(of: key) != nil || settlement.outcomes.values.contains(.superseded) {
+            guard let id = batch.recordIDs[key] else { continue }
+            fieldLosses += settlement.losses.map { FieldLoss(index: $0.index, collection: collection, recordID: id, loss: $0.loss) }
         }
-    }
-
-    /// A change as the merge takes it: its fields (all of a whole record), each at its time.
-    private func fieldChange(_ change: PushChange) -> FieldMergedRecord.Change {
-        let key = LWWKey(updatedAt: change.updatedAt, deviceID: device)
-        guard change.op == .upsert else { return FieldMergedRecord.Change(index: change.index, key: key, fields: nil) }
-        return FieldMergedRecord.Change(
-            index: change.index, key: key, fields: change.rawRecord ?? [:],
-            times: change.fieldTimes.mapValues { LWWKey(updatedAt: $0, deviceID: device) })
     }
 
     /// The stored record's fields, each with its key: `fieldTimes` names those older than the
