@@ -72,7 +72,8 @@ struct SyncController: Sendable {
         }
         meter.seen(identity.tenantID, user: identity.userID, device: device)
         let hash = Array(SHA256.hash(data: body))
-        let (outcome, tally) = try await push.push(identity: identity, deviceID: device, request: parsed, requestHash: hash, now: Date())
+        let (outcome, tally) = try await push.push(
+            identity: identity, deviceID: device, request: parsed, requestHash: hash, now: Date(), encode: PushAnswerJSON.encode)
         if tally.isolatedRefusals {
             context.logger.warning(
                 "push stored with changes the database refused",

@@ -2,11 +2,12 @@ import Crypto
 import Foundation
 import HabitSyncAuth
 import HabitSyncDomain
+import HabitSyncServer
 import HabitSyncStore
 
-/// A push straight through the `PushStore` the server calls, without HTTP: for tests that
-/// count what one push sends to PostgreSQL, and for property tests that push thousands of
-/// batches.
+/// A push straight through the `PushStore` the server calls, without HTTP (its answer encoded
+/// as the server encodes it): for tests that count what one push sends to PostgreSQL, and for
+/// property tests that push thousands of batches.
 public enum StorePush {
     /// The batch's results (empty unless it was stored with 200).
     public static func results(
@@ -26,7 +27,8 @@ public enum StorePush {
         if let protocolVersion { envelope["protocolVersion"] = protocolVersion }
         let body = try JSONSerialization.data(withJSONObject: envelope, options: [.sortedKeys])
         let request = try PushRequest.parse(bytes: Array(body), maximumChanges: 1000)
-        let (outcome, _) = try await store.push(identity: identity, deviceID: device, request: request, requestHash: Array(SHA256.hash(data: body)))
+        let (outcome, _) = try await store.push(
+            identity: identity, deviceID: device, request: request, requestHash: Array(SHA256.hash(data: body)), encode: PushAnswerJSON.encode)
         guard case .response(200, let bytes, _) = outcome, let json = try JSONSerialization.jsonObject(with: Data(bytes)) as? JSON else { return [:] }
         return json
     }

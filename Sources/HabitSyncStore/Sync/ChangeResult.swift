@@ -1,36 +1,28 @@
 import Foundation
 import HabitSyncDomain
 
-/// The outcome of one pushed change, as the push response reports it.
-struct ChangeResult: Sendable {
-    let index: Int
-    var id: String?
-    var status: ChangeStatus
-    var serverVersion: Int64? = nil
-    var canonicalId: UUID? = nil
-    var clamped = false
-    /// The winning change, as PostgreSQL rendered it (superseded only).
-    var current: String? = nil
-    var error: ChangeRejection? = nil
+/// The outcome of one pushed change, as the push's answer reports it (`PushAnswer`; the HTTP
+/// layer encodes it).
+public struct ChangeResult: Sendable {
+    public let index: Int
+    public internal(set) var id: String?
+    public internal(set) var status: ChangeStatus
+    public internal(set) var serverVersion: Int64? = nil
+    public internal(set) var canonicalId: UUID? = nil
+    public internal(set) var clamped = false
+    /// The winning change as wire JSON, as PostgreSQL rendered it (superseded only).
+    public internal(set) var current: String? = nil
+    public internal(set) var error: ChangeRejection? = nil
     /// The stored LWW key that won (superseded only), for the conflict log.
     var winningKey: (updatedAt: Date, updatedBy: String)? = nil
 
-    var json: String {
-        var writer = JSONObjectWriter(reservingCapacity: 96 + (current?.utf8.count ?? 0))
-        writer.add("index", index)
-        if let id { writer.add("id", id) }
-        writer.add("status", status.rawValue)
-        if let serverVersion { writer.add("serverVersion", serverVersion) }
-        if let canonicalId { writer.add("canonicalId", canonicalId.uuidString.lowercased()) }
-        if clamped { writer.add("clamped", true) }
-        if let current { writer.add("current", json: current) }
-        if let error {
-            var fields = JSONObjectWriter()
-            fields.add("code", error.code.rawValue)
-            if let field = error.field { fields.add("field", field) }
-            fields.add("message", error.message)
-            writer.add("error", json: fields.json)
-        }
-        return writer.json
+    init(
+        index: Int, id: String? = nil, status: ChangeStatus, serverVersion: Int64? = nil, error: ChangeRejection? = nil
+    ) {
+        self.index = index
+        self.id = id
+        self.status = status
+        self.serverVersion = serverVersion
+        self.error = error
     }
 }

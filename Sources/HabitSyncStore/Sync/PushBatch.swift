@@ -137,15 +137,11 @@ final class PushBatch {
     }
 
     /// The answer; `epoch` is the one the device syncs in from now on.
-    func responseJSON(epoch: SyncEpoch?) -> String {
+    func answer(epoch: SyncEpoch?) -> PushAnswer {
         let items = results.enumerated().map { index, result in
-            (result ?? ChangeResult(index: index, status: .rejected, error: ChangeRejection(.invalidField, "not processed"))).json
+            result ?? ChangeResult(index: index, status: .rejected, error: ChangeRejection(.invalidField, "not processed"))
         }
-        var writer = JSONObjectWriter(reservingCapacity: items.reduce(96) { $0 + $1.utf8.count + 1 })
-        writer.add("batchId", batchID.uuidString.lowercased())
-        if let epoch { writer.add("epoch", epoch.text) }
-        writer.add("results", jsonArray: items)
-        return writer.json
+        return PushAnswer(batchID: batchID, epoch: epoch, results: items)
     }
 
     // MARK: - Results

@@ -248,9 +248,15 @@ public struct PushStore: Sendable {
         _ = try await connection.pipeline([saveCounter(tenant: tenant, user: user, counter: counter), notifyChange(notice)])
     }
 
-    /// - Parameter requestHash: SHA-256 of the (decompressed) request body: a retry must send
-    ///   the same bytes; other bytes under the same batchId are a conflict.
-    public func push(identity: VerifiedIdentity, deviceID: String, request: PushRequest, requestHash: [UInt8], now: Date = Date()) async throws -> (Outcome, Tally) {
+    /// - Parameters:
+    ///   - requestHash: SHA-256 of the (decompressed) request body: a retry must send the same
+    ///     bytes; other bytes under the same batchId are a conflict.
+    ///   - encode: the answer's bytes as the device receives them, saved with the push for its
+    ///     retries.
+    public func push(
+        identity: VerifiedIdentity, deviceID: String, request: PushRequest, requestHash: [UInt8], now: Date = Date(),
+        encode: @escaping @Sendable (PushAnswer) -> [UInt8]
+    ) async throws -> (Outcome, Tally) {
         let context = ValidationContext(
             now: now, maximumSkew: maximumSkew, timeZones: try await timeZones.names(pool),
             protocolVersion: request.protocolVersion)
@@ -261,18 +267,22 @@ public struct PushStore: Sendable {
         }
         return try await queue.serialised(tenant: identity.tenantID, user: identity.userID) {
             do {
-                return try await push(identity: identity, deviceID: deviceID, request: request, plan: plan, requestHash: requestHash, context: context, isolatingRefusals: false)
+                return try await push(
+                    identity: identity, deviceID: deviceID, request: request, plan: plan, requestHash: requestHash, context: context, encode: encode,
+                    isolatingRefusals: false)
             } catch let error as PGError where error.isDataError {
                 // PostgreSQL refused some value: the transaction rolled back whole. Apply the
                 // batch again on the slow path, which finds and rejects what it refuses.
-                return try await push(identity: identity, deviceID: deviceID, request: request, plan: plan, requestHash: requestHash, context: context, isolatingRefusals: true)
+                return try await push(
+                    identity: identity, deviceID: deviceID, request: request, plan: plan, requestHash: requestHash, context: context, encode: encode,
+                    isolatingRefusals: true)
             }
         }
     }
 
     private func push(
         identity: VerifiedIdentity, deviceID: String, request: PushRequest, plan: PushPlan, requestHash: [UInt8], context: ValidationContext,
-        isolatingRefusals: Bool
+        encode: @escaping @Sendable (PushAnswer) -> [UInt8], isolatingRefusals: Bool
     ) async throws -> (Outcome, Tally) {
         let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
         let user = UserKey(tenant: identity.tenantID, user: identity.userID)
@@ -329,7 +339,7 @@ public struct PushStore: Sendable {
                     tenantID: identity.tenantID, userID: identity.userID, serverVersion: batch.nextVersion - 1, deviceID: deviceID, collections: touched,
                     traceParent: TraceParent.current())
             }
-            let body = Array(batch.responseJSON(epoch: epochs.epoch).utf8)
+            let body = encode(batch.answer(epoch: epochs.epoch))
             if singleNode {
                 closing.append(
                     Self.closePush(
