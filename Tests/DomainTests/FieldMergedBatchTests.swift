@@ -30,7 +30,7 @@ import Testing
 
     static func settle(
         _ collection: SyncCollection, _ changes: [PushChange], by target: FieldMergedBatch.Target = .id,
-        stored: [ExactText: FieldMergedBatch.StoredRecord] = [:]
+        stored: [FieldMergedBatch.RecordKey: FieldMergedBatch.StoredRecord] = [:]
     ) -> FieldMergedBatch {
         FieldMergedBatch(
             collection, changes: changes, by: target, stored: stored, device: "phone", userRecordID: settingsID, liveHabits: [liveHabit],
@@ -59,7 +59,7 @@ import Testing
     @Test func settingsAreTheUsersOneRecordUnderItsGivenID() {
         let changes = [Self.change(0, .userSettings, id: Self.id(7), at: 0, ["timezone": "Europe/Berlin"])]
         let batch = Self.settle(.userSettings, changes, by: .user)
-        #expect(batch.recordIDs[ExactText("user")] == Self.settingsID)
+        #expect(batch.recordIDs[.user] == Self.settingsID)
         #expect(batch.writes.map(\.id) == [Self.settingsID])
     }
 
@@ -67,12 +67,12 @@ import Testing
         let first = Self.settle(.reminders, [Self.change(0, .reminders, id: Self.id(1), at: 0, Self.reminder(habit: Self.liveHabit))])
         let written = try #require(first.writes.first)
         let stored = [
-            ExactText(Self.id(1).uuidString.lowercased()): FieldMergedBatch.StoredRecord(id: Self.id(1), serverVersion: 10, record: written.record)
+            FieldMergedBatch.RecordKey.id(Self.id(1)): FieldMergedBatch.StoredRecord(id: Self.id(1), serverVersion: 10, record: written.record)
         ]
         let again = Self.settle(.reminders, [Self.change(0, .reminders, id: Self.id(1), at: 0, Self.reminder(habit: Self.liveHabit))], stored: stored)
         #expect(again.writes.isEmpty && again.nextVersion == 10)
-        #expect(again.settlements[ExactText(Self.id(1).uuidString.lowercased())]?.outcomes[0] == .unchanged)
-        #expect(again.recordIDs[ExactText(Self.id(1).uuidString.lowercased())] == Self.id(1))
+        #expect(again.settlements[FieldMergedBatch.RecordKey.id(Self.id(1))]?.outcomes[0] == .unchanged)
+        #expect(again.recordIDs[FieldMergedBatch.RecordKey.id(Self.id(1))] == Self.id(1))
     }
 
     @Test func aLiveReminderMustNameALiveHabitAndADeleteNeedNot() {
@@ -83,7 +83,7 @@ import Testing
                 Self.change(1, .reminders, id: Self.id(2), at: 0, Self.reminder(habit: Self.liveHabit)),
                 Self.change(2, .reminders, id: Self.id(3), at: 0, nil),
             ])
-        guard case .rejected(let rejection)? = batch.settlements[ExactText(Self.id(1).uuidString.lowercased())]?.outcomes[0] else {
+        guard case .rejected(let rejection)? = batch.settlements[FieldMergedBatch.RecordKey.id(Self.id(1))]?.outcomes[0] else {
             Issue.record("a reminder of a deleted habit is refused")
             return
         }

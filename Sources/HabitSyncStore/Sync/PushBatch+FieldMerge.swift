@@ -24,11 +24,12 @@ extension PushBatch {
     /// as pulls render it (tombstones too: a record brought back keeps the fields it had), the
     /// record's key and the keys of the fields set before it. One index probe per key.
     static func fieldMergedRows(
-        _ collection: SyncCollection, tenant: UUID, user: String, keys: [String], by target: FieldMergedBatch.Target
+        _ collection: SyncCollection, tenant: UUID, user: String, keys: [FieldMergedBatch.RecordKey], by target: FieldMergedBatch.Target
     ) -> PGQuery {
-        let key: PGFragment = target == .achievementID ? "h.achievement_id" : "h.id::text"
+        // An achievement's key, as stored; the others' keys are the id and the user.
+        let key: PGFragment = target == .achievementID ? "h.achievement_id" : "NULL::text"
         let columns: PGFragment = """
-            h.id, \(key) AS target, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version, \
+            h.id, \(key) AS achievement_id, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version, \
             CASE WHEN h.field_times = '{}'::jsonb THEN NULL ELSE \(WireChangeSQL.record(collection, alias: "h"))::text END AS record,
             h.field_times::text AS field_times
             """
@@ -38,12 +39,12 @@ extension PushBatch {
             return "SELECT \(columns) FROM \(table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)"
         case .id:
             return """
-                SELECT p.* FROM unnest(\(keys.compactMap { UUID(uuidString: $0) })::uuid[]) AS k(id)
+                SELECT p.* FROM unnest(\(keys.compactMap { if case .id(let id) = $0 { id } else { nil } })::uuid[]) AS k(id)
                 CROSS JOIN LATERAL (SELECT \(columns) FROM \(table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = k.id OFFSET 0) p
                 """
         case .achievementID:
             return """
-                SELECT p.* FROM unnest(\(keys)::text[]) AS k(id)
+                SELECT p.* FROM unnest(\(keys.compactMap { if case .achievementID(let id) = $0 { id.text } else { nil } })::text[]) AS k(id)
                 CROSS JOIN LATERAL (SELECT \(columns) FROM \(table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.achievement_id = k.id OFFSET 0) p
                 """
         }
@@ -89,12 +90,19 @@ extension PushBatch {
         guard !changes.isEmpty else { return }
         let collection = table.collection
         let targets = FieldMergedBatch.targets(of: changes, by: targetKind)
-        var stored: [ExactText: FieldMergedBatch.StoredRecord] = [:]
-        for row in try await connection.query(Self.fieldMergedRows(collection, tenant: tenant, user: user, keys: targets.map(\.text), by: targetKind)).rows {
+        var stored: [FieldMergedBatch.RecordKey: FieldMergedBatch.StoredRecord] = [:]
+        for row in try await connection.query(Self.fieldMergedRows(collection, tenant: tenant, user: user, keys: targets, by: targetKind)).rows {
             let key = LWWKey(updatedAt: try row.decode("updated_at"), deviceID: try row.decode("updated_by"))
             let record = Self.storedFields(try row.decodeIfPresent("record"), fieldTimes: try row.decodeIfPresent("field_times"), key: key)
-            stored[targetKind == .user ? ExactText("user") : ExactText(try row.decode("target", as: String.self))] = FieldMergedBatch.StoredRecord(
-                id: try row.decode("id"), serverVersion: try row.decode("server_version"),
+            let id: UUID = try row.decode("id")
+            let target: FieldMergedBatch.RecordKey =
+                switch targetKind {
+                case .id: .id(id)
+                case .user: .user
+                case .achievementID: .achievementID(ExactText(try row.decode("achievement_id", as: String.self)))
+                }
+            stored[target] = FieldMergedBatch.StoredRecord(
+                id: id, serverVersion: try row.decode("server_version"),
                 record: FieldMergedRecord(fields: record, key: key, deleted: try row.decode("deleted")))
         }
         let liveHabits = collection == .reminders ? try await liveHabitsReferenced(by: changes, stored: stored.values.map(\.record)) : []

@@ -18,6 +18,16 @@ public struct FieldMergedBatch: Sendable {
         case achievementID
     }
 
+    /// The record a change is to, as `Target` names it.
+    public enum RecordKey: Hashable, Sendable {
+        case id(UUID)
+        /// The user's one record.
+        case user
+        /// By bytes: two `achievementId`s that differ only in Unicode normalisation are two
+        /// records, as they are in PostgreSQL.
+        case achievementID(ExactText)
+    }
+
     /// A stored record as the merge needs it.
     public struct StoredRecord: Sendable {
         public let id: UUID
@@ -34,7 +44,7 @@ public struct FieldMergedBatch: Sendable {
     /// One record to write: every data column from `validated` (nil: a tombstone that holds no
     /// field, whose columns stay as they are), the record's key and its fields' keys.
     public struct Write: Sendable {
-        public let target: ExactText
+        public let target: RecordKey
         public let id: UUID
         public let version: Int64
         public let record: FieldMergedRecord
@@ -45,31 +55,32 @@ public struct FieldMergedBatch: Sendable {
     /// return them).
     public private(set) var writes: [Write] = []
     /// Each record's fold, by target.
-    public private(set) var settlements: [ExactText: FieldMergedRecord.Settlement] = [:]
+    public private(set) var settlements: [RecordKey: FieldMergedRecord.Settlement] = [:]
     /// The id each record is kept under: the stored one; a new one takes `userRecordID` (for
     /// `.user`) or the id of the first change to it.
-    public private(set) var recordIDs: [ExactText: UUID] = [:]
+    public private(set) var recordIDs: [RecordKey: UUID] = [:]
     /// The version the batch's next write takes.
     public private(set) var nextVersion: Int64
 
-    /// What names `change`'s record, as bytes: two `achievementId`s that differ only in Unicode
-    /// normalisation are two records, as they are in PostgreSQL.
-    public static func target(of change: PushChange, by target: Target) -> ExactText {
+    /// What names `change`'s record.
+    public static func target(of change: PushChange, by target: Target) -> RecordKey {
         switch target {
-        case .id: ExactText(change.id.uuidString.lowercased())
-        case .user: ExactText("user")
+        case .id: .id(change.id)
+        case .user: .user
         case .achievementID:
             if case .achievement(let achievement)? = change.record {
-                ExactText(achievement.achievementId)
+                .achievementID(ExactText(achievement.achievementId))
             } else {
-                ExactText(change.id.uuidString.lowercased())
+                // A delete names no achievementId: it is to the achievement whose id is its
+                // id's text.
+                .achievementID(ExactText(change.id.uuidString.lowercased()))
             }
         }
     }
 
     /// The distinct targets of `changes`, in batch order: what the store reads.
-    public static func targets(of changes: [PushChange], by target: Target) -> [ExactText] {
-        var seen = Set<ExactText>()
+    public static func targets(of changes: [PushChange], by target: Target) -> [RecordKey] {
+        var seen = Set<RecordKey>()
         return changes.map { Self.target(of: $0, by: target) }.filter { seen.insert($0).inserted }
     }
 
@@ -78,7 +89,7 @@ public struct FieldMergedBatch: Sendable {
     ///   - liveHabits: for reminders, the habits named (sent or stored) that are live after this
     ///     batch's habits; a live reminder must name one.
     public init(
-        _ collection: SyncCollection, changes: [PushChange], by target: Target, stored: [ExactText: StoredRecord], device: String,
+        _ collection: SyncCollection, changes: [PushChange], by target: Target, stored: [RecordKey: StoredRecord], device: String,
         userRecordID: UUID, liveHabits: Set<UUID> = [], context: ValidationContext, firstVersion: Int64
     ) {
         nextVersion = firstVersion
@@ -132,7 +143,7 @@ public struct FieldMergedBatch: Sendable {
     }
 
     /// The version `target`'s record was written with; nil: not written.
-    public func version(of target: ExactText) -> Int64? { writes.first { $0.target == target }?.version }
+    public func version(of target: RecordKey) -> Int64? { writes.first { $0.target == target }?.version }
 
     /// A change as the merge takes it: its fields (all of a whole record), each at its time.
     static func fieldChange(_ change: PushChange, device: String) -> FieldMergedRecord.Change {
