@@ -54,22 +54,8 @@ import Testing
                 changes: changes.map(Self.pushChange), stored: stored.map { [$0] } ?? [], device: device, batch: batch,
                 firstVersion: (stored?.serverVersion ?? 0) + 1)
             guard let write = settlement.writes.first else { return settlement.outcomes }
-            var additions = stored?.additions ?? []
-            for covered in settlement.covered { additions.removeAll { !(covered.through < $0.addition.at) && covered.day == write.id } }
-            for new in settlement.added {
-                additions.append((ProgressDaySettlement.additionID(device: device, batch: batch, index: new.changeIndex), new.addition))
-            }
-            var record: DailyProgressRecord?
-            if !write.deleted, let habit = write.fields.habitID, let date = write.fields.date, let goal = write.fields.goalCount {
-                record = DailyProgressRecord(
-                    habitId: habit, date: date, progressCount: write.count, goalCount: goal, timestamps: write.timestamps,
-                    difficulty: write.fields.difficulty, skipReason: write.fields.skipReason, skipNote: write.fields.skipNote)
-            }
             count = write.count
-            stored = .init(
-                id: write.id, serverVersion: write.version, fields: write.fields,
-                merge: .init(record: record, timestamps: write.timestamps, key: write.key, deleted: write.deleted, countSetting: write.setting),
-                additions: additions)
+            stored = .after(write, of: settlement, previous: stored, device: device, batch: batch)
             return settlement.outcomes
         }
 

@@ -35,23 +35,7 @@ import Testing
             let settlement = ProgressDaySettlement(changes: changes, stored: stored, device: device, batch: batch, firstVersion: version + 1)
             version = settlement.nextVersion - 1
             for write in settlement.writes {
-                var additions = days[write.id]?.additions ?? []
-                for covered in settlement.covered where covered.day == write.id {
-                    additions.removeAll { !(covered.through < $0.addition.at) }
-                }
-                for new in settlement.added where new.day == write.id {
-                    additions.append((ProgressDaySettlement.additionID(device: device, batch: batch, index: new.changeIndex), new.addition))
-                }
-                var record: DailyProgressRecord?
-                if !write.deleted, let habit = write.fields.habitID, let date = write.fields.date, let goal = write.fields.goalCount {
-                    record = DailyProgressRecord(
-                        habitId: habit, date: date, progressCount: write.count, goalCount: goal, timestamps: write.timestamps,
-                        difficulty: write.fields.difficulty, skipReason: write.fields.skipReason, skipNote: write.fields.skipNote)
-                }
-                days[write.id] = .init(
-                    id: write.id, serverVersion: write.version, fields: write.fields,
-                    merge: .init(record: record, timestamps: write.timestamps, key: write.key, deleted: write.deleted, countSetting: write.setting),
-                    additions: additions)
+                days[write.id] = .after(write, of: settlement, previous: days[write.id], device: device, batch: batch)
             }
         }
 
