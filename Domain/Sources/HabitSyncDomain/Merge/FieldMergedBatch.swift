@@ -59,6 +59,8 @@ public struct FieldMergedBatch: Sendable {
     /// The id each record is kept under: the stored one; a new one takes `userRecordID` (for
     /// `.user`) or the id of the first change to it.
     public private(set) var recordIDs: [RecordKey: UUID] = [:]
+    /// The version each written record took (`writes`, by key: a lookup per change).
+    private var versions: [RecordKey: Int64] = [:]
     /// The version the batch's next write takes.
     public private(set) var nextVersion: Int64
 
@@ -138,12 +140,13 @@ public struct FieldMergedBatch: Sendable {
                 if valid == nil && !record.deleted { continue }
             }
             writes.append(Write(target: key, id: id, version: nextVersion, record: record, validated: valid))
+            versions[key] = nextVersion
             nextVersion += 1
         }
     }
 
     /// The version `target`'s record was written with; nil: not written.
-    public func version(of target: RecordKey) -> Int64? { writes.first { $0.target == target }?.version }
+    public func version(of target: RecordKey) -> Int64? { versions[target] }
 
     /// A change as the merge takes it: its fields (all of a whole record), each at its time.
     static func fieldChange(_ change: PushChange, device: String) -> FieldMergedRecord.Change {
