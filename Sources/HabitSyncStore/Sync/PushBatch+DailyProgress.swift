@@ -98,7 +98,8 @@ extension PushBatch {
     ) -> [PGQuery] {
         let forget: PGQuery = """
             DELETE FROM daily_progress_additions a
-            USING unnest(\(covered.map(\.day))::uuid[], \(covered.map(\.through.updatedAt))::timestamptz[], \(covered.map(\.through.deviceID))::text[])
+            USING unnest(\(covered.map(\.day))::uuid[], \(covered.map(\.through.updatedAt))::timestamptz[],
+                         \(covered.map(\.through.deviceID))::text[])
                   AS k(id, set_at, set_by)
             WHERE a.tenant_id = \(tenant) AND a.user_id = \(user) AND a.progress_id = k.id
               AND (a.made_at, a.made_by COLLATE "C") <= (k.set_at, k.set_by COLLATE "C")
@@ -207,7 +208,8 @@ extension PushBatch {
             try await writeLater([Self.writeProgressDays(tenant: tenant, user: user, ProgressDayWrites(settlement.writes))])
         }
         if !settlement.covered.isEmpty || !settlement.added.isEmpty {
-            try await writeLater(Self.writeAdditions(tenant: tenant, user: user, covered: settlement.covered, added: settlement.added, batch: batchID, device: device))
+            try await writeLater(
+                Self.writeAdditions(tenant: tenant, user: user, covered: settlement.covered, added: settlement.added, batch: batchID, device: device))
         }
         let losers = Set(settlement.outcomes.filter { $0.outcome == .superseded }.map(\.day))
         let current = losers.isEmpty ? [:] : try await storedRows(.dailyProgress, ids: Array(losers))
