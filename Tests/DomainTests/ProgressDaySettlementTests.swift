@@ -113,4 +113,68 @@ import Testing
     @Test func anAdditionIsKeptUnderItsDeviceBatchAndIndex() {
         #expect(ProgressDaySettlement.additionID(device: "phone", batch: Self.batch, index: 3) == "phone|b0000000-0000-4000-8000-000000000001|3")
     }
+
+    // MARK: - What the triggers would have kept (migration 0049)
+
+    @Test func theDigestChangeTakesTheStoredTermOutAndPutsTheNewOneIn() {
+        let stored = Self.storedDay(id: Self.id(1), count: 1)
+        let update = ProgressDaySettlement(
+            changes: [Self.change(0, id: Self.id(1), at: 60, Self.record(count: 2), increment: 1)], stored: [stored], device: "phone",
+            batch: Self.batch, firstVersion: 8)
+        var expected = RecordDigest()
+        expected.remove(id: Self.id(1), serverVersion: 7)
+        expected.add(id: Self.id(1), serverVersion: 8)
+        #expect(update.digestChange == expected)
+        #expect(update.digestChange.count == 0, "the day was and is live")
+
+        let new = ProgressDaySettlement(
+            changes: [Self.change(0, id: Self.id(2), at: 60, Self.record(count: 1), increment: 1)], stored: [], device: "phone", batch: Self.batch,
+            firstVersion: 8)
+        #expect(new.digestChange == RecordDigest(count: 1, hash: RecordDigest.term(id: Self.id(2), serverVersion: 8)))
+
+        let delete = ProgressDaySettlement(
+            changes: [Self.change(0, id: Self.id(1), at: 60, nil)], stored: [stored], device: "phone", batch: Self.batch, firstVersion: 8)
+        let deleted = RecordDigest(count: -1, hash: RecordDigest.term(id: Self.id(1), serverVersion: 7))
+        #expect(delete.digestChange == deleted, "a tombstone counts for nothing")
+
+        let unchanged = ProgressDaySettlement(
+            changes: [Self.change(0, id: Self.id(1), at: 0, Self.record(count: 1))], stored: [stored], device: "phone", batch: Self.batch,
+            firstVersion: 8)
+        #expect(unchanged.digestChange.isEmpty, "nothing written")
+    }
+
+    @Test func aRevivedTombstoneAddsItsTermOnly() {
+        let key = LWWKey(updatedAt: Self.base, deviceID: "phone")
+        let tombstone = ProgressDaySettlement.StoredDay(
+            id: Self.id(1), serverVersion: 7, fields: ProgressDayFields(record: Self.record(count: 1)),
+            merge: .init(record: nil, timestamps: [], key: key, deleted: true, countSetting: .init(value: 0, at: key)), additions: [])
+        let revival = ProgressDaySettlement(
+            changes: [Self.change(0, id: Self.id(1), at: 60, Self.record(count: 1))], stored: [tombstone], device: "phone", batch: Self.batch,
+            firstVersion: 8)
+        #expect(revival.digestChange == RecordDigest(count: 1, hash: RecordDigest.term(id: Self.id(1), serverVersion: 8)))
+        #expect(revival.streakMonths == [LocalDate(year: 2026, month: 11, day: 1)], "a day that was not there now is")
+    }
+
+    @Test func streakMonthsAreThoseWhoseDaysTheClassifierReadsDifferently() {
+        let stored = Self.storedDay(id: Self.id(1), count: 1, goal: 3)
+        let closer = ProgressDaySettlement(
+            changes: [Self.change(0, id: Self.id(1), at: 60, Self.record(count: 2, goal: 3), increment: 1)], stored: [stored], device: "phone",
+            batch: Self.batch, firstVersion: 8)
+        #expect(closer.writes.count == 1)
+        #expect(closer.streakMonths.isEmpty, "2 of 3 is as incomplete as 1 of 3: no summary can move")
+        #expect(!closer.movesDerivedState)
+
+        let complete = ProgressDaySettlement(
+            changes: [Self.change(0, id: Self.id(1), at: 60, Self.record(count: 3, goal: 3))], stored: [stored], device: "phone", batch: Self.batch,
+            firstVersion: 8)
+        #expect(complete.streakMonths == [LocalDate(year: 2026, month: 11, day: 1)])
+
+        // A day moved to another month: both months.
+        let moved = DailyProgressRecord(
+            habitId: Self.habit, date: LocalDate(year: 2026, month: 12, day: 2) ?? Self.date, progressCount: 1, goalCount: 3, timestamps: [],
+            difficulty: nil, skipReason: nil, skipNote: nil)
+        let move = ProgressDaySettlement(
+            changes: [Self.change(0, id: Self.id(1), at: 60, moved)], stored: [stored], device: "phone", batch: Self.batch, firstVersion: 8)
+        #expect(move.streakMonths == [LocalDate(year: 2026, month: 11, day: 1), LocalDate(year: 2026, month: 12, day: 1)])
+    }
 }

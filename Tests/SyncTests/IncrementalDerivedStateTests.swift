@@ -224,12 +224,20 @@ import Testing
                         ).single()
                         return (try row.decode("running"), try row.decode("summed"))
                     }
+                    // Pushes keep these themselves (migration 0049); every other writer has the triggers.
+                    func daysInTheDigest() async throws -> Int {
+                        let digest = "SELECT (record_digests -> 'dailyProgress' ->> 'count')::int8 AS n FROM users WHERE user_id = 'alice'"
+                        return try await connection.query(PGQuery(unsafeSQL: digest)).single().decode("n")
+                    }
                     let month = "month = '\(old.firstOfMonth)'"
                     #expect(try await count(month) == 1)
                     let months = try await count("true")
+                    let days = try await daysInTheDigest()
+                    #expect(days == 201)
                     try await connection.query("DELETE FROM daily_progress WHERE user_id = 'alice' AND date = \(old.description)::date")
                     #expect(try await count(month) == 0)
                     #expect(try await count("true") == months - 1)
+                    #expect(try await daysInTheDigest() == days - 1)
 
                     let before = try await ledger()
                     #expect(before.running == before.summed && before.summed != 0)
@@ -259,5 +267,43 @@ import Testing
             #expect(incremental == full, "\(step)\nincremental: \(incremental)\nfull:        \(full)")
             #expect(incremental.runningLedgerSum == incremental.ledgerSum, "\(step)")
         }
+        try await expectDigestsMatchTheRows(world, step: step)
+    }
+
+    /// Every user's digests (`users.record_digests`) equal their live rows' counted from
+    /// scratch, collection by collection: kept by the triggers for every writer, and by the push
+    /// itself for daily progress (migration 0049).
+    static func expectDigestsMatchTheRows(_ world: SyncWorld, step: String) async throws {
+        let tables = [
+            ("habits", "habits"), ("reminders", "reminders"), ("daily_progress", "dailyProgress"), ("xp_transactions", "xpTransactions"),
+            ("achievements", "achievements"), ("focus_sessions", "focusSessions"), ("selected_apps", "selectedApps"),
+            ("user_settings", "userSettings"),
+        ]
+        let counted = tables.map { table, collection in
+            """
+            SELECT tenant_id, user_id, '\(collection)' AS collection, count(*) AS n, bit_xor(habitsync_digest_term(id, server_version)) AS x
+            FROM \(table) WHERE deleted_at IS NULL GROUP BY tenant_id, user_id
+            """
+        }.joined(separator: " UNION ALL ")
+        let collections = tables.map { "'\($0.1)'" }.joined(separator: ", ")
+        let wrong = try await world.database.withPool(size: 1) { pool in
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    PGQuery(
+                        unsafeSQL: """
+                            WITH counted AS (\(counted))
+                            SELECT u.user_id || ' ' || c.collection || ': kept ' || coalesce(u.record_digests ->> c.collection, 'nothing')
+                                   || ', rows ' || coalesce(r.n, 0) || ' ' || coalesce(r.x, 0) AS wrong
+                            FROM users u CROSS JOIN unnest(ARRAY[\(collections)]) AS c(collection)
+                            LEFT JOIN counted r ON r.tenant_id = u.tenant_id AND r.user_id = u.user_id AND r.collection = c.collection
+                            WHERE u.tenant_id = '\(world.tenant.uuidString.lowercased())'
+                              AND (coalesce((u.record_digests -> c.collection ->> 'count')::int8, 0),
+                                   coalesce((u.record_digests -> c.collection ->> 'xor')::int8, 0))
+                                  IS DISTINCT FROM (coalesce(r.n, 0), coalesce(r.x, 0))
+                            """)
+                ).rows.map { try $0.decode("wrong", as: String.self) }
+            }
+        }
+        #expect(wrong.isEmpty, "\(step): digests differ from the rows: \(wrong)")
     }
 }

@@ -65,12 +65,12 @@ CREATE UNIQUE INDEX daily_progress_natural_key ON public.daily_progress USING bt
 CREATE UNIQUE INDEX daily_progress_pull ON public.daily_progress USING btree (tenant_id, user_id, server_version) WHERE (server_version > 0);
 
 -- Triggers
-CREATE TRIGGER progress_months_after_delete AFTER DELETE ON public.daily_progress REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION habitsync_progress_months_after_insert_or_delete();
-CREATE TRIGGER progress_months_after_insert AFTER INSERT ON public.daily_progress REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION habitsync_progress_months_after_insert_or_delete();
-CREATE TRIGGER progress_months_after_update AFTER UPDATE ON public.daily_progress REFERENCING OLD TABLE AS updated_old NEW TABLE AS updated_new FOR EACH STATEMENT EXECUTE FUNCTION habitsync_progress_months_after_update();
-CREATE TRIGGER record_digest_after_delete AFTER DELETE ON public.daily_progress REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION habitsync_record_digest_after_insert_or_delete('dailyProgress', 'tombstones');
-CREATE TRIGGER record_digest_after_insert AFTER INSERT ON public.daily_progress REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION habitsync_record_digest_after_insert_or_delete('dailyProgress', 'tombstones');
-CREATE TRIGGER record_digest_after_update AFTER UPDATE ON public.daily_progress REFERENCING OLD TABLE AS updated_old NEW TABLE AS updated_new FOR EACH STATEMENT EXECUTE FUNCTION habitsync_record_digest_after_update('dailyProgress', 'tombstones');
+CREATE TRIGGER progress_months_after_delete AFTER DELETE ON public.daily_progress REFERENCING OLD TABLE AS changed FOR EACH STATEMENT WHEN ((current_setting('habitsync.push_settles_daily_progress'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION habitsync_progress_months_after_insert_or_delete();
+CREATE TRIGGER progress_months_after_insert AFTER INSERT ON public.daily_progress REFERENCING NEW TABLE AS changed FOR EACH STATEMENT WHEN ((current_setting('habitsync.push_settles_daily_progress'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION habitsync_progress_months_after_insert_or_delete();
+CREATE TRIGGER progress_months_after_update AFTER UPDATE ON public.daily_progress REFERENCING OLD TABLE AS updated_old NEW TABLE AS updated_new FOR EACH STATEMENT WHEN ((current_setting('habitsync.push_settles_daily_progress'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION habitsync_progress_months_after_update();
+CREATE TRIGGER record_digest_after_delete AFTER DELETE ON public.daily_progress REFERENCING OLD TABLE AS changed FOR EACH STATEMENT WHEN ((current_setting('habitsync.push_settles_daily_progress'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION habitsync_record_digest_after_insert_or_delete('dailyProgress', 'tombstones');
+CREATE TRIGGER record_digest_after_insert AFTER INSERT ON public.daily_progress REFERENCING NEW TABLE AS changed FOR EACH STATEMENT WHEN ((current_setting('habitsync.push_settles_daily_progress'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION habitsync_record_digest_after_insert_or_delete('dailyProgress', 'tombstones');
+CREATE TRIGGER record_digest_after_update AFTER UPDATE ON public.daily_progress REFERENCING OLD TABLE AS updated_old NEW TABLE AS updated_new FOR EACH STATEMENT WHEN ((current_setting('habitsync.push_settles_daily_progress'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION habitsync_record_digest_after_update('dailyProgress', 'tombstones');
 
 -- Policies
 CREATE POLICY analyst_read ON public.daily_progress AS PERMISSIVE FOR SELECT TO habitsync_analyst

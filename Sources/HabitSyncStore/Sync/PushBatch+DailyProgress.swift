@@ -118,6 +118,21 @@ extension PushBatch {
         return (covered.isEmpty ? [] : [forget]) + (added.isEmpty ? [] : [keep])
     }
 
+    /// Where daily progress's triggers step aside (`settlesDailyProgress`), what they would
+    /// have done for a write of the batch: its digest change kept for the push's close, the
+    /// streak summaries of `streakMonths` forgotten (after the write, before any recompute).
+    func settled(digest: RecordDigest, streakMonths: Set<LocalDate>) async throws {
+        settledDigests[.dailyProgress, default: RecordDigest()].add(digest)
+        guard !streakMonths.isEmpty else { return }
+        try await writeLater([Self.forgetStreakMonths(tenant: tenant, user: user, months: streakMonths.sorted())])
+    }
+
+    /// The user's streak summaries of `months` (their first days), which the next recompute
+    /// rebuilds from the days: what `progress_months_after_*` (migration 0011) does.
+    static func forgetStreakMonths(tenant: UUID, user: String, months: [LocalDate]) -> PGQuery {
+        "DELETE FROM derived_streak_months WHERE tenant_id = \(tenant) AND user_id = \(user) AND month = ANY(\(months)::date[])"
+    }
+
     /// What `applyDailyProgress` reads first: the stored days the changes name (by id, and by
     /// habit and date), and the live habits among those the upserts name (when any). Read with
     /// the push's prologue when daily progress is the batch's first step (`prefetch`).
@@ -207,6 +222,7 @@ extension PushBatch {
         } else if !settlement.writes.isEmpty {
             try await writeLater([Self.writeProgressDays(tenant: tenant, user: user, ProgressDayWrites(settlement.writes))])
         }
+        if settlesDailyProgress { try await settled(digest: settlement.digestChange, streakMonths: settlement.streakMonths) }
         if !settlement.covered.isEmpty || !settlement.added.isEmpty {
             try await writeLater(
                 Self.writeAdditions(tenant: tenant, user: user, covered: settlement.covered, added: settlement.added, batch: batchID, device: device))

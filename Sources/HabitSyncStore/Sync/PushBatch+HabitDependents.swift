@@ -47,19 +47,24 @@ extension PushBatch {
 
     static func tombstoneDependents(_ table: PGFragment, tenant: UUID, user: String, habits: [UUID], deletedAt: [Date], after version: Int64) -> PGQuery {
         var moved: PGFragment = ""
-        var oldKey: PGFragment = ""
+        var oldColumns: PGFragment = ""
+        var returned: PGFragment = ""
         if table == "daily_progress" {
             moved = "count_set_value = 0, count_set_at = nb.updated_at, count_set_by = \(ServerDevice.sql), "
+            // What each day was, for the push that keeps the digest and streak months itself.
+            oldColumns = ", c.server_version AS old_version, c.date AS old_date"
+            returned = ", c.id, nb.old_version, nb.old_date"
         } else if table == "reminders" {
             // Built as text and cast: jsonb_build_object is STABLE (see `wireTimeImmutable`).
             let eachField = reminderFields.map { PGFragment.literal("\"\($0)\":") + " || nb.old_key" }.joined(separator: " || ',' || ")
             moved = "field_times = ('{' || \(eachField) || '}')::jsonb || coalesce(c.field_times, '{}'::jsonb), "
-            oldKey = ", '[\"' || \(Self.wireTimeImmutable("c.updated_at")) || '\",\"' || \(Self.jsonStringBody("c.updated_by")) || '\"]' AS old_key"
+            oldColumns =
+                ", '[\"' || \(Self.wireTimeImmutable("c.updated_at")) || '\",\"' || \(Self.jsonStringBody("c.updated_by")) || '\"]' AS old_key"
         }
         return """
             WITH doomed AS (SELECT * FROM unnest(\(habits)::uuid[], \(deletedAt)::timestamptz[]) AS d(habit_id, updated_at)),
             numbered AS (
-                SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n\(oldKey)
+                SELECT c.id, d.updated_at, row_number() OVER (ORDER BY c.id) AS n\(oldColumns)
                 FROM \(table) c JOIN doomed d ON c.habit_id = d.habit_id
                 WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.deleted_at IS NULL
                   AND (c.updated_at, c.updated_by COLLATE "C") < (d.updated_at, \(ServerDevice.sql) COLLATE "C")
@@ -68,7 +73,7 @@ extension PushBatch {
                 server_version = \(version) + nb.n, synced_at = now()
             FROM numbered nb
             WHERE c.tenant_id = \(tenant) AND c.user_id = \(user) AND c.id = nb.id
-            RETURNING c.server_version
+            RETURNING c.server_version\(returned)
             """
     }
 
@@ -99,8 +104,19 @@ extension PushBatch {
             let query = Self.tombstoneDependents(
                 table, tenant: tenant, user: user, habits: deleted.map(\.0), deletedAt: deleted.map(\.1),
                 after: nextVersion - 1)
-            let versions = try await connection.query(query).rows.map { try $0.decode("server_version", as: Int64.self) }
+            let rows = try await connection.query(query).rows
+            let versions = try rows.map { try $0.decode("server_version", as: Int64.self) }
             if let highest = versions.max() { nextVersion = highest + 1 }
+            if table == "daily_progress", settlesDailyProgress {
+                // Each was a live day and is now a tombstone: its term out, its month forgotten.
+                var digest = RecordDigest()
+                var months: Set<LocalDate> = []
+                for row in rows {
+                    digest.remove(id: try row.decode("id", as: UUID.self), serverVersion: try row.decode("old_version", as: Int64.self))
+                    months.insert(try row.decode("old_date", as: LocalDate.self).firstOfMonth)
+                }
+                try await settled(digest: digest, streakMonths: months)
+            }
         }
     }
 }

@@ -25,6 +25,13 @@ final class PushBatch {
     /// (`SyncTableSQL.registerAndAppendUsageEvents`), one stored day's plain update
     /// (`updateProgressDay`, `now()` inside a CASE).
     let singleNode: Bool
+    /// Daily progress's digest and streak-month triggers step aside in this transaction
+    /// (`PushStore.settlesDailyProgress`): every write of `daily_progress` the batch makes
+    /// adds its digest change to `settledDigests`, which the push's close writes, and forgets
+    /// the streak months it can move before the derived records are recomputed.
+    let settlesDailyProgress: Bool
+    /// The digest changes of the writes whose triggers stepped aside, by collection.
+    var settledDigests: [SyncCollection: RecordDigest] = [:]
     var nextVersion: Int64
     var results: [ChangeResult?] = []
     var raw: [[String: JSONValue]] = []
@@ -46,9 +53,10 @@ final class PushBatch {
 
     init(
         connection: PGConnection, tenant: UUID, user: String, device: String, batchID: UUID, derivedRecordID: UUID, firstVersion: Int64,
-        context: ValidationContext, isolatesRefusals: Bool, singleNode: Bool = false
+        context: ValidationContext, isolatesRefusals: Bool, singleNode: Bool = false, settlesDailyProgress: Bool = false
     ) {
         self.singleNode = singleNode
+        self.settlesDailyProgress = settlesDailyProgress
         self.connection = connection
         self.tenant = tenant
         self.user = user

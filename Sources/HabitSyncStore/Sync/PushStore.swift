@@ -177,18 +177,33 @@ public struct PushStore: Sendable {
 
     /// A push's one write of the user's row, last: the counter, the time it was seen, and the
     /// digest and XP-ledger deltas its own statements' triggers set aside
-    /// (`habitsync.defer_digests`, migrations 0034 and 0037).
-    static func closeUser(tenant: UUID, user: String, counter: Int64, digestsDeferred: Bool) -> PGQuery {
+    /// (`habitsync.defer_digests`, migrations 0034 and 0037), and those the push settled itself
+    /// (`settledDigests`: daily progress where its triggers stepped aside, migration 0049).
+    static func closeUser(
+        tenant: UUID, user: String, counter: Int64, digestsDeferred: Bool, settledDigests: [SyncCollection: RecordDigest] = [:]
+    ) -> PGQuery {
         guard digestsDeferred else {
             // On Citus the triggers wrote the digests themselves (on the worker).
             return "UPDATE users SET change_counter = greatest(change_counter, \(counter)), last_seen_at = now() WHERE tenant_id = \(tenant) AND user_id = \(user)"
         }
+        var digests: PGQuery = "habitsync_add_digests(record_digests, nullif(current_setting('habitsync.pending_digests', true), '')::jsonb)"
+        let settled = settledDigests.filter { !$0.value.isEmpty }
+        if !settled.isEmpty { digests = "habitsync_add_digests(\(digests), \(Self.digestChanges(settled))::jsonb)" }
         return """
             UPDATE users SET change_counter = greatest(change_counter, \(counter)), last_seen_at = now(),
-                record_digests = habitsync_add_digests(record_digests, nullif(current_setting('habitsync.pending_digests', true), '')::jsonb),
+                record_digests = \(digests),
                 xp_ledger_sum = xp_ledger_sum + \(pendingXPLedger)
             WHERE tenant_id = \(tenant) AND user_id = \(user)
             """
+    }
+
+    /// Digest changes as `habitsync_add_digests` takes them: `{"dailyProgress": {"count": -1,
+    /// "xor": <signed 64-bit>}}`, the XOR as PostgreSQL's `habitsync_digest_term` gives it.
+    static func digestChanges(_ changes: [SyncCollection: RecordDigest]) -> String {
+        let members = changes.sorted { $0.key.rawValue < $1.key.rawValue }.map { collection, change in
+            "\"\(collection.rawValue)\": {\"count\": \(change.count), \"xor\": \(Int64(bitPattern: change.hash))}"
+        }
+        return "{" + members.joined(separator: ", ") + "}"
     }
 
     /// A push's last statement on one node: the device's last push, the user's row (counter,
@@ -205,7 +220,7 @@ public struct PushStore: Sendable {
     /// push on Citus).
     static func closePush(
         tenant: UUID, user: String, device: String, counter: Int64, notice: ChangeNotice?, batch: UUID, hash: [UInt8], body: [UInt8],
-        changed: WebhookEvent? = nil
+        changed: WebhookEvent? = nil, settledDigests: [SyncCollection: RecordDigest] = [:]
     ) -> PGQuery {
         let last: PGQuery = notice.map(notifyChange) ?? "SELECT NULL"
         let outgoing: PGQuery =
@@ -218,7 +233,7 @@ public struct PushStore: Sendable {
             } ?? ""
         return """
             WITH device AS (\(touchDevice(tenant: tenant, user: user, device: device))),
-            closed AS (\(closeUser(tenant: tenant, user: user, counter: counter, digestsDeferred: true))),
+            closed AS (\(closeUser(tenant: tenant, user: user, counter: counter, digestsDeferred: true, settledDigests: settledDigests))),
             saved AS (\(saveBatch(tenant: tenant, user: user, device: device, batch: batch, hash: hash, body: body)))\(outgoing)
             \(last)
             """
@@ -232,6 +247,13 @@ public struct PushStore: Sendable {
     /// aside for `closeUser` instead of writing the user's row each (a Citus worker does not
     /// see the setting, and writes them at once as before).
     static let deferDigests = PGLocalSetting("habitsync.defer_digests", "on")
+
+    /// For a push's transaction on one node, on its fast path: daily progress's digest and
+    /// streak-month triggers step aside (migration 0049), and the push keeps both itself, from
+    /// its settlement (`PushBatch.settlesDailyProgress`). Not on Citus, whose workers' triggers
+    /// do their own work, nor on the slow path, whose savepoints would undo a write the push
+    /// had already counted.
+    static let settlesDailyProgress = PGLocalSetting("habitsync.push_settles_daily_progress", "on")
 
     /// Tells every replica's listener; `NOTIFY` is delivered at commit, and not at all on
     /// rollback. A statement of its own, on no table: on Citus a statement on the user's rows
@@ -286,10 +308,12 @@ public struct PushStore: Sendable {
     ) async throws -> (Outcome, Tally) {
         let scope = try RequestScope.settings(tenantID: identity.tenantID, userID: identity.userID)
         let user = UserKey(tenant: identity.tenantID, user: identity.userID)
+        let settlesDailyProgress = singleNode && !isolatingRefusals
         // On the user's shards every statement runs on that node's own tables, as on one server:
         // the triggers defer the digests there too.
         return try await pools.withUserTransaction(
-            user, statementTimeout: statementTimeout, localSettings: scope + (singleNode ? [Self.deferDigests] : []),
+            user, statementTimeout: statementTimeout,
+            localSettings: scope + (singleNode ? [Self.deferDigests] : []) + (settlesDailyProgress ? [Self.settlesDailyProgress] : []),
             onShards: singleNode ? [] : [Self.deferDigests]
         ) { connection, onShards in
             let singleNode = singleNode || onShards
@@ -317,7 +341,7 @@ public struct PushStore: Sendable {
             let batch = PushBatch(
                 connection: connection, tenant: identity.tenantID, user: identity.userID, device: deviceID, batchID: request.batchId,
                 derivedRecordID: derivedID, firstVersion: counter + 1, context: context, isolatesRefusals: isolatingRefusals,
-                singleNode: singleNode)
+                singleNode: singleNode, settlesDailyProgress: settlesDailyProgress)
             try await batch.apply(plan, raw: request.changes, prefetched: try prefetch.found(prefetched))
             let derivedFrom = batch.nextVersion
             try await batch.recomputeDerivedStateIfNeeded()
@@ -346,7 +370,8 @@ public struct PushStore: Sendable {
                         tenant: identity.tenantID, user: identity.userID, device: deviceID, counter: batch.nextVersion - 1, notice: notice,
                         batch: request.batchId, hash: requestHash, body: body,
                         // Webhooks and wakes go out from one database, not yet from Citus (deploy/README.md).
-                        changed: self.singleNode ? batch.webhookEvent(firstVersion: counter + 1, derivedFrom: derivedFrom) : nil))
+                        changed: self.singleNode ? batch.webhookEvent(firstVersion: counter + 1, derivedFrom: derivedFrom) : nil,
+                        settledDigests: batch.settledDigests))
             } else {
                 closing.append(Self.touchDevice(tenant: identity.tenantID, user: identity.userID, device: deviceID))
                 closing.append(Self.closeUser(tenant: identity.tenantID, user: identity.userID, counter: batch.nextVersion - 1, digestsDeferred: false))

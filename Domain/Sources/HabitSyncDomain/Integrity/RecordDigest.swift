@@ -25,6 +25,22 @@ public struct RecordDigest: Sendable, Hashable {
         hash ^= Self.term(id: id, serverVersion: serverVersion)
     }
 
+    /// Takes a live record's term out: what a write that changes or deletes it does to the
+    /// digest. As a change to be added to a stored digest the count may fall below 0.
+    public mutating func remove(id: UUID, serverVersion: Int64) {
+        count -= 1
+        hash ^= Self.term(id: id, serverVersion: serverVersion)
+    }
+
+    /// Adds another change (or digest): counts summed, terms XORed.
+    public mutating func add(_ other: RecordDigest) {
+        count += other.count
+        hash ^= other.hash
+    }
+
+    /// Whether adding it to a digest changes nothing.
+    public var isEmpty: Bool { count == 0 && hash == 0 }
+
     /// 16 lowercase hexadecimal digits, as the pull's `digests` carries it.
     public var hashText: String {
         let digits = String(hash, radix: 16)

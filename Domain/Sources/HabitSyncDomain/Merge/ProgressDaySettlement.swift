@@ -97,6 +97,13 @@ public struct ProgressDaySettlement: Sendable {
     public private(set) var outcomes: [ChangeOutcome] = []
     /// Whether a written day can move the streaks, XP or levels (`DayFootprint`).
     public private(set) var movesDerivedState = false
+    /// What the writes do to the user's digest of the collection (`RecordDigest`): each written
+    /// day's stored term out where it was live, its new one in where it is.
+    public private(set) var digestChange = RecordDigest()
+    /// The first days of the months whose streak summaries the writes can change: the months
+    /// of a day's old and new date where it was and is live, when what the day classifier
+    /// reads of it moved (`DayFootprint`). What the summaries hold is a function of that alone.
+    public private(set) var streakMonths: Set<LocalDate> = []
     /// The version the batch's next write takes.
     public private(set) var nextVersion: Int64
 
@@ -156,9 +163,13 @@ public struct ProgressDaySettlement: Sendable {
                 DayWrite(
                     id: id, version: nextVersion - 1, key: key, deleted: merge.deleted, fields: fields, timestamps: timestamps,
                     count: count, setting: merge.countSetting, isStored: day != nil))
-            if DayFootprint.canMoveDerivedState(from: day?.dayRecord, to: fields.dayRecord(count: count, deleted: merge.deleted)) {
+            let before = day?.dayRecord, after = fields.dayRecord(count: count, deleted: merge.deleted)
+            if DayFootprint.canMoveDerivedState(from: before, to: after) {
                 movesDerivedState = true
+                for record in [before, after].compactMap({ $0 }) { streakMonths.insert(record.date.firstOfMonth) }
             }
+            if let day, !day.merge.deleted { digestChange.remove(id: id, serverVersion: day.serverVersion) }
+            if !merge.deleted { digestChange.add(id: id, serverVersion: nextVersion - 1) }
             if let setting = merge.countSetting, (day?.additions ?? []).contains(where: { !(setting.at < $0.addition.at) }) {
                 covered.append(CoveredAdditions(day: id, through: setting.at))
             }
