@@ -204,6 +204,26 @@ import Testing
         }
     }
 
+    /// Between an erasure's two transactions (its marker committed, its deletion not begun)
+    /// the user's row is free: a push that takes its lock at once is refused by the lock's own
+    /// statement (`PushStore.lockExistingUserIfFree`), and stores nothing.
+    @Test func aPushBetweenAnErasuresMarkerAndItsDeletionIsRefused() async throws {
+        let world = try await SyncWorld.make()
+        try await world.serve { server in
+            let bob = try await world.client(server, user: "bob")
+            #expect(try await bob.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit())]).status == 200)
+            try await world.database.withPool(size: 1) { pool in
+                try await pool.withTransaction { connection in
+                    try await RequestScope.set(on: connection, tenantID: world.tenant, userID: "bob")
+                    try await connection.query("SELECT habitsync_mark_user_erased(\(world.tenant), 'bob')")
+                }
+            }
+            let late = try await bob.push([Wire.change("habits", UUID(), at: Wire.at(0), record: Wire.habit(name: "late"))])
+            #expect(late.status == 410)
+            #expect(try await world.count("habits", where: "user_id = 'bob'") == 1, "nothing of the late push")
+        }
+    }
+
     @Test func anExportReimportedThroughPushIntoAFreshUserYieldsTheSameRecords() async throws {
         let world = try await SyncWorld.make()
         try await world.serve { server in

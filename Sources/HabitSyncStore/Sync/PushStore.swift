@@ -88,10 +88,14 @@ public struct PushStore: Sendable {
     }
 
     /// `lockExistingUser` when no other request holds the lock: no row when it is held (or the
-    /// user has none yet), without waiting.
+    /// user has none yet), without waiting; with whether the account was erased, asked in the
+    /// same statement. No wait comes between the two: a row locked at once was not being
+    /// erased, and one whose erasure committed meanwhile is gone (a deleted row is not locked,
+    /// and the careful way follows), so the statement of its own that a wait needs is not.
     static func lockExistingUserIfFree(tenant: UUID, user: String) -> PGQuery {
         """
-        SELECT change_counter, derived_record_id, account_epoch, database_epoch, restored_through, account_restarted
+        SELECT change_counter, derived_record_id, account_epoch, database_epoch, restored_through, account_restarted,
+               habitsync_user_erased(tenant_id, user_id) AS erased
         FROM users WHERE tenant_id = \(tenant) AND user_id = \(user) FOR UPDATE SKIP LOCKED
         """
     }
@@ -111,8 +115,9 @@ public struct PushStore: Sendable {
     /// any wait, so a request that waited behind an erasure sees its marker), and before the
     /// lock is waited for (a request arriving while an erasure holds or waits for the lock is
     /// refused at once). `tryingFirst` (a push on one node): the lock is first asked for
-    /// without waiting, and when it is free the check before it is not needed; when another
-    /// request holds it, the careful way follows. (Not on Citus, whose routing of
+    /// without waiting, and when it is free the checks before and after it are one column of
+    /// the lock's statement (`lockExistingUserIfFree`); when another request holds it, the
+    /// careful way follows. (Not on Citus, whose routing of
     /// `SKIP LOCKED` to a worker is not tested here.) `then`: statements for the same round
     /// trip, after the lock (run again after a wait).
     static func lockLiveUser(
@@ -120,9 +125,12 @@ public struct PushStore: Sendable {
     ) async throws -> (user: PGRow, more: [PGResult]) {
         do {
             if tryingFirst {
-                let free = try await connection.pipeline([lockExistingUserIfFree(tenant: tenant, user: user), assertNotErased(tenant: tenant, user: user)] + more)
-                guard free.count == 2 + more.count else { throw PGError(kind: .client, message: "the user's lock returned \(free.count) results") }
-                if let row = free[0].rows.first { return (row, Array(free[2...])) }
+                let free = try await connection.pipeline([lockExistingUserIfFree(tenant: tenant, user: user)] + more)
+                guard free.count == 1 + more.count else { throw PGError(kind: .client, message: "the user's lock returned \(free.count) results") }
+                if let row = free[0].rows.first {
+                    if try row.decode("erased", as: Bool.self) { throw StoreError.erasedAccount }
+                    return (row, Array(free[1...]))
+                }
             }
             // Held by another request, or no row yet: look for an erasure, wait, look again.
             let results = try await connection.pipeline(
