@@ -54,7 +54,10 @@ extension Bool: PGDecodable {
 
 extension UUID: PGDecodable {
     public static func accepts(_ type: PGTypeOID) -> Bool { type == .uuid || type == .text }
-    public init?(pgText text: String, type: PGTypeOID) { self.init(uuidString: text) }
+    public init?(pgText text: String, type: PGTypeOID) {
+        guard let uuid = PGUUIDText.parse(text) else { return nil }
+        self = uuid
+    }
 }
 
 extension Date: PGDecodable {

@@ -87,9 +87,9 @@ extension Bool: PGArrayElement {
 }
 
 extension UUID: PGArrayElement {
-    public func pgBind() -> PGBind { PGBind(type: .uuid, text: uuidString.lowercased()) }
+    public func pgBind() -> PGBind { PGBind(type: .uuid, bytes: PGUUIDText.bytes(self)) }
     public static var pgArrayType: PGTypeOID { .uuidArray }
-    public var pgArrayElementText: String? { uuidString.lowercased() }
+    public var pgArrayElementText: String? { PGUUIDText.format(self) }
 }
 
 extension Date: PGArrayElement {

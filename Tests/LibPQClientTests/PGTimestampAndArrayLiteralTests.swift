@@ -55,3 +55,56 @@ import Testing
         #expect(!query.description.contains("Robert"))
     }
 }
+
+/// `PGUUIDText` writes what `uuidString.lowercased()` writes, and reads what `UUID(uuidString:)`
+/// reads of the canonical form, and nothing else: Foundation also takes a hyphen for a digit
+/// (`"-a3a2c9e-…"` reads as `F63A2C9E-…`), which this parser refuses.
+@Suite struct PGUUIDTextTests {
+    @Test func formattingIsFoundationsTextLowercased() {
+        let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let ones = UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))
+        let fixed = [zero, ones]
+        for uuid in fixed + (0..<2_000).map({ _ in UUID() }) {
+            #expect(PGUUIDText.format(uuid) == uuid.uuidString.lowercased())
+            #expect(PGUUIDText.bytes(uuid) == Array(uuid.uuidString.lowercased().utf8))
+            #expect(PGUUIDText.parse(uuid.uuidString) == uuid)
+            #expect(PGUUIDText.parse(PGUUIDText.format(uuid)) == uuid)
+        }
+    }
+
+    /// 36 characters: hexadecimal digits in either case, hyphens after the 8th, 12th, 16th and 20th.
+    static func isCanonical(_ text: String) -> Bool {
+        Array(text.utf8).count == 36
+            && text.utf8.enumerated().allSatisfy { index, byte in
+                [8, 13, 18, 23].contains(index) ? byte == UInt8(ascii: "-") : Character(UnicodeScalar(byte)).isHexDigit && byte < 0x80
+            }
+    }
+
+    @Test func parsingReadsTheCanonicalFormAndNothingElse() {
+        let valid = "6a3a2c9e-0000-4000-8000-00000000abcd"
+        var texts = [
+            "", "6a3a2c9e", valid + "0", " " + valid, valid + "\n", "{" + valid + "}", valid.replacingOccurrences(of: "-", with: ""),
+            "6A3A2C9E-0000-4000-8000-00000000ABCD", "6a3a2c9e00000-4000-8000-00000000abcd", "g" + valid.dropFirst(),
+            "６a3a2c9e-0000-4000-8000-00000000abc",
+        ]
+        // Every single-byte change of a valid text, over a range of bytes.
+        let bytes = Array(valid.utf8)
+        for position in bytes.indices {
+            for byte in [0, 0x2D, 0x2F, 0x30, 0x39, 0x3A, 0x40, 0x41, 0x46, 0x47, 0x60, 0x61, 0x66, 0x67, 0x7F] as [UInt8] {
+                var changed = bytes
+                changed[position] = byte
+                texts.append(String(decoding: changed, as: UTF8.self))
+            }
+        }
+        var canonical = 0
+        for text in texts {
+            if Self.isCanonical(text) {
+                canonical += 1
+                #expect(PGUUIDText.parse(text) != nil && PGUUIDText.parse(text) == UUID(uuidString: text), "\(text.debugDescription)")
+            } else {
+                #expect(PGUUIDText.parse(text) == nil, "\(text.debugDescription)")
+            }
+        }
+        #expect(canonical > 100 && canonical < texts.count - 100, "both kinds tried")
+    }
+}
