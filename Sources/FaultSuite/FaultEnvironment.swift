@@ -11,6 +11,8 @@ final class FaultEnvironment {
     private var servers: [ServerProcess] = []
     /// With `throughPgBouncer`, servers send their requests through it (transaction mode).
     private var bouncer: (PgBouncerProcess, connectionString: String)?
+    /// `FaultSuite.holdWhenServing`.
+    var holdsWhenServing = false
 
     init(name: String, serverBinary: URL, migrationsDirectory: URL, throughPgBouncer: Bool = false, databaseURL: String? = nil) async throws {
         workDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("habitsync-faults-\(getpid())-\(name)-\(UUID().uuidString.prefix(6))")
@@ -22,6 +24,15 @@ final class FaultEnvironment {
             // Four server connections for the servers' pools of ten.
             bouncer = try await database.pgBouncer(poolSize: 4)
         }
+    }
+
+    /// With `holdsWhenServing`, says so and waits until the run is interrupted (its handler
+    /// stops the servers and the cluster); otherwise returns at once.
+    func holdIfAsked(_ what: String) async throws {
+        guard holdsWhenServing else { return }
+        // Unbuffered: stdout may be a file nobody reads until the run ends.
+        FileHandle.standardOutput.write(Data("\(what) serving; holding until interrupted\n".utf8))
+        while true { try await Task.sleep(for: .seconds(3_600)) }
     }
 
     /// What a server's arguments add when it runs behind PgBouncer: as deploy/README.md says

@@ -22,8 +22,15 @@ public struct FaultSuite: Sendable {
     /// A database to run on (each scenario a tenant of its own there; a distributed one for
     /// Citus); nil: a cluster of each scenario's own.
     public let databaseURL: String?
+    /// Once a scenario's servers are up, wait to be interrupted instead of running it: to look
+    /// at them, and for `InterruptTests`, which must find them running however busy the machine.
+    public let holdWhenServing: Bool
 
-    public init(serverBinary: URL, migrationsDirectory: URL, scale: FaultScale, throughPgBouncer: Bool = false, databaseURL: String? = nil) {
+    public init(
+        serverBinary: URL, migrationsDirectory: URL, scale: FaultScale, throughPgBouncer: Bool = false, databaseURL: String? = nil,
+        holdWhenServing: Bool = false
+    ) {
+        self.holdWhenServing = holdWhenServing
         self.serverBinary = serverBinary
         self.migrationsDirectory = migrationsDirectory
         self.scale = scale
@@ -36,6 +43,7 @@ public struct FaultSuite: Sendable {
         let environment = try await FaultEnvironment(
             name: scenario.rawValue, serverBinary: serverBinary, migrationsDirectory: migrationsDirectory,
             throughPgBouncer: throughPgBouncer, databaseURL: databaseURL)
+        environment.holdsWhenServing = holdWhenServing
         do {
             let report: FaultReport
             switch scenario {

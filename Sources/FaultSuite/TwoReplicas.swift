@@ -44,6 +44,7 @@ enum TwoReplicas {
     static func run(_ environment: FaultEnvironment, scale: FaultScale) async throws -> FaultReport {
         var report = FaultReport(scenario: name)
         let replicas = [try await environment.startServer(name: "replica-a"), try await environment.startServer(name: "replica-b")]
+        try await environment.holdIfAsked("two replicas")
         let base = Date().addingTimeInterval(-86_400)
 
         var users: [(user: String, habits: [UUID], devices: [DeviceClient])] = []

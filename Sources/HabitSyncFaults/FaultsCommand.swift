@@ -23,6 +23,10 @@ struct FaultsCommand: AsyncParsableCommand {
             Run on this migrated database (a distributed one, for Citus) instead of a cluster of each scenario's own;         each scenario gets a tenant of its own there. The outage scenario stops PostgreSQL and is left out.
             """)
     var databaseURL: String?
+    @Flag(
+        name: .customLong("hold-when-serving"),
+        help: "Once a scenario's servers are up, wait for Ctrl-C instead of running it (the replicas scenario).")
+    var holdWhenServing = false
 
     func run() async throws {
         let interrupts = HarnessCleanup.handleInterrupts()
@@ -43,7 +47,7 @@ struct FaultsCommand: AsyncParsableCommand {
         if databaseURL != nil, scenarios.isEmpty { print("fault suite: on --database-url, without the scenarios that stop PostgreSQL") }
         let suite = FaultSuite(
             serverBinary: URL(fileURLWithPath: serverBinary), migrationsDirectory: URL(fileURLWithPath: migrationsDirectory),
-            scale: quick ? .quick : .full, throughPgBouncer: throughPgBouncer, databaseURL: databaseURL)
+            scale: quick ? .quick : .full, throughPgBouncer: throughPgBouncer, databaseURL: databaseURL, holdWhenServing: holdWhenServing)
         var failed = 0
         for scenario in selected {
             let report = try await suite.run(scenario)

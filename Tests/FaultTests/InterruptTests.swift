@@ -13,7 +13,7 @@ import Testing
         process.executableURL = Self.faultsBinary
         process.arguments = [
             "--server-binary", HabitSyncBinary.url.path, "--migrations-dir", TestPostgres.migrationsDirectory.path,
-            "--scenario", "replicas",
+            "--scenario", "replicas", "--hold-when-serving",
         ]
         let output = try makeTemporaryDirectory("habitsync-interrupt").appendingPathComponent("output.txt")
         defer { try? FileManager.default.removeItem(at: output.deletingLastPathComponent()) }
@@ -23,9 +23,9 @@ import Testing
         try process.run()
         let runner = process.processIdentifier
 
-        // Wait until the run has its cluster up and both replicas serving. The full form of
-        // the scenario, so that it keeps running well past that moment on a busy machine (the
-        // quick form can finish between two looks); it is interrupted as soon as it is seen.
+        // Wait until the run has its cluster up and both replicas serving, where it holds until
+        // interrupted (`--hold-when-serving`): even the full form of the scenario once finished
+        // between two looks, with the machine busy beside the suite.
         var folder: URL?
         var postmaster: Int32?
         var servers: [Int32] = []
