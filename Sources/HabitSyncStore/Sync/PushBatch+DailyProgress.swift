@@ -119,12 +119,11 @@ extension PushBatch {
     }
 
     /// Where daily progress's triggers step aside (`settlesDailyProgress`), what they would
-    /// have done for a write of the batch: its digest change kept for the push's close, the
-    /// streak summaries of `streakMonths` forgotten (after the write, before any recompute).
-    func settled(digest: RecordDigest, streakMonths: Set<LocalDate>) async throws {
+    /// have done for a write of the batch, kept for one statement each: the digest change for
+    /// the push's close, the streak months for `recomputeDerivedStateIfNeeded`.
+    func settled(digest: RecordDigest, streakMonths: Set<LocalDate>) {
         settledDigests[.dailyProgress, default: RecordDigest()].add(digest)
-        guard !streakMonths.isEmpty else { return }
-        try await writeLater([Self.forgetStreakMonths(tenant: tenant, user: user, months: streakMonths.sorted())])
+        streakMonthsToForget.formUnion(streakMonths)
     }
 
     /// The user's streak summaries of `months` (their first days), which the next recompute
@@ -222,10 +221,11 @@ extension PushBatch {
         } else if !settlement.writes.isEmpty {
             try await writeLater([Self.writeProgressDays(tenant: tenant, user: user, ProgressDayWrites(settlement.writes))])
         }
-        if settlesDailyProgress { try await settled(digest: settlement.digestChange, streakMonths: settlement.streakMonths) }
+        if settlesDailyProgress { settled(digest: settlement.digestChange, streakMonths: settlement.streakMonths) }
         if !settlement.covered.isEmpty || !settlement.added.isEmpty {
-            try await writeLater(
-                Self.writeAdditions(tenant: tenant, user: user, covered: settlement.covered, added: settlement.added, batch: batchID, device: device))
+            let additions = Self.writeAdditions(
+                tenant: tenant, user: user, covered: settlement.covered, added: settlement.added, batch: batchID, device: device)
+            try await writeLater(additions)
         }
         let losers = Set(settlement.outcomes.filter { $0.outcome == .superseded }.map(\.day))
         let current = losers.isEmpty ? [:] : try await storedRows(.dailyProgress, ids: Array(losers))

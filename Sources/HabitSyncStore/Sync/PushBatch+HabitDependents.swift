@@ -115,7 +115,7 @@ extension PushBatch {
                     digest.remove(id: try row.decode("id", as: UUID.self), serverVersion: try row.decode("old_version", as: Int64.self))
                     months.insert(try row.decode("old_date", as: LocalDate.self).firstOfMonth)
                 }
-                try await settled(digest: digest, streakMonths: months)
+                settled(digest: digest, streakMonths: months)
             }
         }
     }

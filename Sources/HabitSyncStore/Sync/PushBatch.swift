@@ -27,11 +27,13 @@ final class PushBatch {
     let singleNode: Bool
     /// Daily progress's digest and streak-month triggers step aside in this transaction
     /// (`PushStore.settlesDailyProgress`): every write of `daily_progress` the batch makes
-    /// adds its digest change to `settledDigests`, which the push's close writes, and forgets
-    /// the streak months it can move before the derived records are recomputed.
+    /// adds its digest change to `settledDigests`, which the push's close writes, and the streak
+    /// months it can move to `streakMonthsToForget`, forgotten before the recompute.
     let settlesDailyProgress: Bool
     /// The digest changes of the writes whose triggers stepped aside, by collection.
     var settledDigests: [SyncCollection: RecordDigest] = [:]
+    /// The first days of the months whose streak summaries those writes can have moved.
+    var streakMonthsToForget: Set<LocalDate> = []
     var nextVersion: Int64
     var results: [ChangeResult?] = []
     var raw: [[String: JSONValue]] = []
@@ -133,8 +135,13 @@ final class PushBatch {
         }
     }
 
-    /// Recomputes the derived records when this batch applied a change to their inputs.
+    /// Forgets the streak summaries the settled writes can have moved (one statement for the
+    /// batch, before the recompute reads them), then recomputes the derived records when this
+    /// batch applied a change to their inputs.
     func recomputeDerivedStateIfNeeded() async throws {
+        if !streakMonthsToForget.isEmpty {
+            try await writeLater([Self.forgetStreakMonths(tenant: tenant, user: user, months: streakMonthsToForget.sorted())])
+        }
         guard derivedInputsChanged else { return }
         let writer = DerivedStateWriter(connection: connection, tenant: tenant, user: user, derivedRecordID: derivedRecordID, now: now)
         try await skippingRefusal(of: "derived-state recompute") {
