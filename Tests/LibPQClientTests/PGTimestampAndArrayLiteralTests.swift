@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import LibPQClient
@@ -44,6 +45,36 @@ import Testing
         #expect(PGArrayLiteral.decode("{}")! == [])
         #expect(PGArrayLiteral.decode("{{1,2},{3,4}}") == nil)
         #expect(PGArrayLiteral.decode("not an array") == nil)
+        // Unquoted, white space around an element is not part of it, and only `NULL` bare is null.
+        #expect(PGArrayLiteral.decode("{ a , NULL ,\"NULL\", \" b \"}")! == ["a", nil, "NULL", " b "])
+        #expect(PGArrayLiteral.decode("{\"a,b\"") == nil)
+        #expect(PGArrayLiteral.decode("{a\\") == nil)
+        #expect(PGArrayLiteral.decode("{") == nil)
+        #expect(PGArrayLiteral.decode("[0:1]{a}") == nil)
+    }
+
+    /// What PostgreSQL prints for an array of awkward strings (`array_out`'s quoting, white
+    /// space, `NULL` as an element and as a word) decodes to the elements bound: random arrays
+    /// through a real server and back.
+    @Test func arraysPostgreSQLPrintsDecodeToTheirElements() async throws {
+        let database = try await TestPostgres.shared.emptyDatabase()
+        var generator = SystemRandomNumberGenerator()
+        let pieces: [String] = ["a", ",", "\"", "\\", " ", "{", "}", "NULL", "null", "é", "日", "🧘‍♀️", "e\u{301}", "\t", "\n"]
+        let arrays: [[String?]] = (0..<60).map { _ in
+            (0..<Int.random(in: 0...6, using: &generator)).map { _ -> String? in
+                guard Int.random(in: 0..<4, using: &generator) > 0 else { return nil }
+                return (0..<Int.random(in: 0...5, using: &generator)).map { _ in pieces.randomElement(using: &generator) ?? "" }.joined()
+            }
+        }
+        try await database.withPool { pool in
+            try await pool.withConnection { connection in
+                for values in arrays {
+                    let printed = try await connection.query("SELECT \(PGArrayLiteral.encode(values))::text[]::text AS v").single()
+                        .decode("v", as: String.self)
+                    #expect(PGArrayLiteral.decode(printed) == values, "\(printed)")
+                }
+            }
+        }
     }
 
     @Test func interpolationBindsValuesAndQuotesIdentifiers() {
