@@ -16,16 +16,24 @@ extension PushBatch {
             h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version,
             CASE WHEN h.count_set_at IS NOT NULL THEN h.count_set_value WHEN h.deleted_at IS NULL THEN h.progress_count ELSE 0 END AS set_value,
             CASE WHEN h.count_set_at = '-infinity' THEN NULL ELSE coalesce(h.count_set_at, h.updated_at) END AS set_at,
-            coalesce(h.count_set_by, h.updated_by) AS set_by,
-            (SELECT json_agg(json_build_array((extract(epoch FROM a.made_at) * 1000)::int8, a.made_by, a.batch_id, a.change_index, a.delta))::text
-             FROM daily_progress_additions a WHERE a.tenant_id = \(tenant) AND a.user_id = \(user) AND a.progress_id = h.id) AS additions
+            coalesce(h.count_set_by, h.updated_by) AS set_by, added.*
+            """
+        // The day's kept additions as typed arrays, element i of each the same addition (one
+        // aggregate pass fills them all in the same row order): nothing for the server to parse.
+        let additions: PGQuery = """
+            CROSS JOIN LATERAL (SELECT array_agg(a.made_at) AS added_at, array_agg(a.made_by) AS added_by,
+                                       array_agg(a.batch_id) AS added_batch, array_agg(a.change_index) AS added_index,
+                                       array_agg(a.delta) AS added_delta
+                                FROM daily_progress_additions a
+                                WHERE a.tenant_id = \(tenant) AND a.user_id = \(user) AND a.progress_id = h.id) added
             """
         return """
             SELECT p.* FROM unnest(\(ids)::uuid[]) AS k(id)
-            CROSS JOIN LATERAL (SELECT \(columns) FROM daily_progress h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = k.id OFFSET 0) p
+            CROSS JOIN LATERAL (SELECT \(columns) FROM daily_progress h \(additions)
+                                WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.id = k.id OFFSET 0) p
             UNION
             SELECT p.* FROM unnest(\(habits)::uuid[], \(dates)::date[]) AS k(habit_id, date)
-            CROSS JOIN LATERAL (SELECT \(columns) FROM daily_progress h
+            CROSS JOIN LATERAL (SELECT \(columns) FROM daily_progress h \(additions)
                                 WHERE h.tenant_id = \(tenant) AND h.user_id = \(user) AND h.habit_id = k.habit_id AND h.date = k.date OFFSET 0) p
             """
     }
@@ -157,19 +165,7 @@ extension PushBatch {
                     value: (try? row.decode("set_value", as: Int.self)) ?? 0,
                     at: LWWKey(updatedAt: $0, deviceID: (try? row.decode("set_by", as: String.self)) ?? ""))
             }
-            var additions: [(String, ProgressCounter.Addition)] = []
-            if let text = try row.decodeIfPresent("additions", as: String.self), case .array(let items) = try JSONParser.parse(bytes: Array(text.utf8)) {
-                for case .array(let a) in items where a.count == 5 {
-                    guard case .number(let ms) = a[0], case .string(let by) = a[1], case .string(let batch) = a[2],
-                        case .number(let index) = a[3], case .number(let delta) = a[4], let batchID = UUID(uuidString: batch)
-                    else { continue }
-                    additions.append(
-                        (
-                            ProgressDaySettlement.additionID(device: by, batch: batchID, index: Int(index)),
-                            ProgressCounter.Addition(delta: Int(delta), at: LWWKey(updatedAt: Date(timeIntervalSince1970: ms / 1000), deviceID: by))
-                        ))
-                }
-            }
+            let additions = try storedAdditions(row)
             let fields = ProgressDayFields(
                 habitID: try row.decodeIfPresent("habit_id", as: UUID.self), date: try row.decodeIfPresent("date", as: LocalDate.self),
                 goalCount: try row.decodeIfPresent("goal_count", as: Int.self), difficulty: try row.decodeIfPresent("difficulty", as: Int.self),
@@ -189,6 +185,23 @@ extension PushBatch {
                 id: try row.decode("id", as: UUID.self), serverVersion: try row.decode("server_version", as: Int64.self), fields: fields,
                 merge: ProgressDayMerge.Stored(record: record, timestamps: timestamps, key: key, deleted: deleted, countSetting: setting),
                 additions: additions)
+        }
+    }
+
+    /// A stored day's kept additions, from `storedProgressDays`'s five arrays (all null for
+    /// a day with none; of one length otherwise, the table's columns being `NOT NULL`).
+    static func storedAdditions(_ row: PGRow) throws -> [(String, ProgressCounter.Addition)] {
+        guard let at = try row.decodeIfPresent("added_at", as: [Date].self) else { return [] }
+        let by = try row.decode("added_by", as: [String].self), batch = try row.decode("added_batch", as: [UUID].self)
+        let index = try row.decode("added_index", as: [Int].self), delta = try row.decode("added_delta", as: [Int].self)
+        guard [by.count, batch.count, index.count, delta.count].allSatisfy({ $0 == at.count }) else {
+            throw PGError(kind: .decoding, message: "the stored additions' arrays differ in length", column: "added_at")
+        }
+        return at.indices.map { i in
+            (
+                ProgressDaySettlement.additionID(device: by[i], batch: batch[i], index: index[i]),
+                ProgressCounter.Addition(delta: delta[i], at: LWWKey(updatedAt: at[i], deviceID: by[i]))
+            )
         }
     }
 
