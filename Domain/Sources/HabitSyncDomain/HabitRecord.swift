@@ -98,7 +98,7 @@ extension HabitRecord {
                     h.schedule = try HabitSchedule.read(try r.required("schedule", try r.object("schedule")), context: r.context)
                 },
                 stored: { [.text($0.schedule.type), .integer($0.schedule.n), .texts($0.schedule.weekdays?.map(\.rawValue))] },
-                canonical: { $0.schedule.canonical }),
+                canonical: { $0.schedule.canonical }, fromColumns: HabitSchedule.canonical(columns:)),
             declare.field(
                 "baselineCount", "baseline_count", .int4, read: { h, r throws(ChangeRejection) in h.baselineCount = try r.integer("baselineCount", range: 0...Int.max) }
             ) { .integer($0.baselineCount) },

@@ -71,9 +71,18 @@ public enum Weekday: String, Sendable, CaseIterable {
 extension HabitSchedule {
     /// The schedule object as pulls render it: `type`, and `n` or `weekdays` when it has them.
     public var canonical: JSONValue {
-        var schedule: [String: JSONValue] = ["type": .string(type)]
+        Self.canonical(columns: [.text(type), .integer(n), .texts(weekdays?.map(\.rawValue))])
+    }
+
+    /// The schedule object from its three columns' values (`schedule_type`, `schedule_n`,
+    /// `schedule_weekdays`), as `habitsync_habit_record_json` renders them: `n` and `weekdays`
+    /// only where they are not null. Null for values that are not those columns'.
+    public static func canonical(columns: [FieldValue]) -> JSONValue {
+        guard columns.count == 3, case .text(let type) = columns[0], case .integer(let n) = columns[1], case .texts(let weekdays) = columns[2]
+        else { return .null }
+        var schedule: [String: JSONValue] = ["type": type.map { .string($0) } ?? .null]
         if let n { schedule["n"] = .number(Double(n)) }
-        if let weekdays { schedule["weekdays"] = .array(weekdays.map { .string($0.rawValue) }) }
+        if let weekdays { schedule["weekdays"] = .array(weekdays.map { .string($0) }) }
         return .object(schedule)
     }
 }

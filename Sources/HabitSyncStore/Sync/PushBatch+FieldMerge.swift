@@ -20,20 +20,20 @@ extension PushBatch {
     /// fields set to null at the delete's key, which would beat every older write.
     static let noFieldsWritten = "{}"
 
-    /// The stored rows of `keys` (every row of the user for `keyedByUser`): their record rendered
-    /// as pulls render it (tombstones too: a record brought back keeps the fields it had), the
+    /// The stored rows of `keys` (every row of the user for `keyedByUser`): their data columns
+    /// (`StoredFieldsSQL`; tombstones too: a record brought back keeps the fields it had), the
     /// record's key and the keys of the fields set before it. One index probe per key.
     static func fieldMergedRows(
-        _ collection: SyncCollection, tenant: UUID, user: String, keys: [FieldMergedBatch.RecordKey], by target: FieldMergedBatch.Target
+        _ table: SyncTable, tenant: UUID, user: String, keys: [FieldMergedBatch.RecordKey], by target: FieldMergedBatch.Target
     ) -> PGQuery {
         // An achievement's key, as stored; the others' keys are the id and the user.
         let key: PGFragment = target == .achievementID ? "h.achievement_id" : "NULL::text"
         let columns: PGFragment = """
-            h.id, \(key) AS achievement_id, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version, \
-            CASE WHEN h.field_times = '{}'::jsonb THEN NULL ELSE \(WireChangeSQL.record(collection, alias: "h"))::text END AS record,
-            h.field_times::text AS field_times
+            h.id, \(key) AS record_key, h.updated_at, h.updated_by, h.deleted_at IS NOT NULL AS deleted, h.server_version, \
+            coalesce(h.field_times = '{}'::jsonb, false) AS no_fields, h.field_times::text AS field_times, \
+            \(StoredFieldsSQL.columns(table, alias: "h"))
             """
-        let table = PGFragment.identifier(collection.table)
+        let table = table.table
         switch target {
         case .user:
             return "SELECT \(columns) FROM \(table) h WHERE h.tenant_id = \(tenant) AND h.user_id = \(user)"
@@ -91,15 +91,16 @@ extension PushBatch {
         let collection = table.collection
         let targets = FieldMergedBatch.targets(of: changes, by: targetKind)
         var stored: [FieldMergedBatch.RecordKey: FieldMergedBatch.StoredRecord] = [:]
-        for row in try await connection.query(Self.fieldMergedRows(collection, tenant: tenant, user: user, keys: targets, by: targetKind)).rows {
+        for row in try await connection.query(Self.fieldMergedRows(table, tenant: tenant, user: user, keys: targets, by: targetKind)).rows {
             let key = LWWKey(updatedAt: try row.decode("updated_at"), deviceID: try row.decode("updated_by"))
-            let record = Self.storedFields(try row.decodeIfPresent("record"), fieldTimes: try row.decodeIfPresent("field_times"), key: key)
+            let fields = try row.decode("no_fields", as: Bool.self) ? nil : try StoredFieldsSQL.wireFields(table, row)
+            let record = Self.storedFields(fields, fieldTimes: try row.decodeIfPresent("field_times"), key: key)
             let id: UUID = try row.decode("id")
             let target: FieldMergedBatch.RecordKey =
                 switch targetKind {
                 case .id: .id(id)
                 case .user: .user
-                case .achievementID: .achievementID(ExactText(try row.decode("achievement_id", as: String.self)))
+                case .achievementID: .achievementID(ExactText(try row.decode("record_key", as: String.self)))
                 }
             stored[target] = FieldMergedBatch.StoredRecord(
                 id: id, serverVersion: try row.decode("server_version"),
@@ -159,10 +160,10 @@ extension PushBatch {
     }
 
     /// The stored record's fields, each with its key: `fieldTimes` names those older than the
-    /// record's `key` (null: a default nobody set). A record that does not parse has no fields
-    /// (any write then sets them).
-    static func storedFields(_ recordText: String?, fieldTimes: String?, key: LWWKey) -> FieldMerge {
-        guard let recordText, case .object(let fields)? = try? JSONParser.parse(bytes: Array(recordText.utf8)) else { return FieldMerge() }
+    /// record's `key` (null: a default nobody set). Nil fields: a row no field was ever written
+    /// to (`noFieldsWritten`), which has none (any write then sets them).
+    static func storedFields(_ fields: [String: JSONValue]?, fieldTimes: String?, key: LWWKey) -> FieldMerge {
+        guard let fields else { return FieldMerge() }
         var times: [String: JSONValue] = [:]
         if let fieldTimes, case .object(let parsed)? = try? JSONParser.parse(bytes: Array(fieldTimes.utf8)) { times = parsed }
         return FieldMerge(

@@ -14,16 +14,21 @@ public struct RecordField: Sendable {
     public let stored: @Sendable (ValidatedRecord) -> [FieldValue]
     /// The field's value on the wire, canonical.
     public let canonical: @Sendable (ValidatedRecord) -> JSONValue
+    /// The field's canonical wire value from its columns' values as read back (in `columns`
+    /// order): what the record-rendering SQL function renders of them, so that a stored row
+    /// read as typed columns compares with a validated record's `canonical`.
+    public let fromColumns: @Sendable ([FieldValue]) -> JSONValue
 
     public init(
         name: String, columns: [StoredColumn], merge: FieldMergeRule, stored: @escaping @Sendable (ValidatedRecord) -> [FieldValue],
-        canonical: @escaping @Sendable (ValidatedRecord) -> JSONValue
+        canonical: @escaping @Sendable (ValidatedRecord) -> JSONValue, fromColumns: @escaping @Sendable ([FieldValue]) -> JSONValue
     ) {
         self.name = name
         self.columns = columns
         self.merge = merge
         self.stored = stored
         self.canonical = canonical
+        self.fromColumns = fromColumns
     }
 }
 
@@ -37,7 +42,8 @@ struct DeclaredField<Record: Sendable>: Sendable {
 }
 
 /// Declares the fields of one record type: `field` for a field in one column (its canonical
-/// value is its column's), `field(_:columns:…)` for one stored in several. `read` reads the
+/// value is its column's), `field(_:columns:…)` for one stored in several (which says how its
+/// columns make its wire value). `read` reads the
 /// field from the wire into the record with its rule (a rule across fields is the record's).
 struct RecordFieldDeclarer<Record: Sendable>: Sendable {
     let record: @Sendable (ValidatedRecord) -> Record?
@@ -57,20 +63,22 @@ struct RecordFieldDeclarer<Record: Sendable>: Sendable {
             erased: RecordField(
                 name: name, columns: [StoredColumn(column, type)], merge: merge ?? self.merge,
                 stored: { validated in record(validated).map { [value($0)] } ?? [] },
-                canonical: { validated in record(validated).map { value($0).canonical } ?? .null }),
+                canonical: { validated in record(validated).map { value($0).canonical } ?? .null },
+                fromColumns: { $0.first?.canonical ?? .null }),
             read: read)
     }
 
     func field(
         _ name: String, columns: [StoredColumn], merge: FieldMergeRule? = nil, read: @escaping DeclaredField<Record>.Read,
-        stored: @escaping @Sendable (Record) -> [FieldValue], canonical: @escaping @Sendable (Record) -> JSONValue
+        stored: @escaping @Sendable (Record) -> [FieldValue], canonical: @escaping @Sendable (Record) -> JSONValue,
+        fromColumns: @escaping @Sendable ([FieldValue]) -> JSONValue
     ) -> DeclaredField<Record> {
         let record = self.record
         return DeclaredField(
             erased: RecordField(
                 name: name, columns: columns, merge: merge ?? self.merge,
                 stored: { validated in record(validated).map(stored) ?? [] },
-                canonical: { validated in record(validated).map(canonical) ?? .null }),
+                canonical: { validated in record(validated).map(canonical) ?? .null }, fromColumns: fromColumns),
             read: read)
     }
 }
