@@ -43,8 +43,8 @@ struct DeclaredField<Record: Sendable>: Sendable {
 
 /// Declares the fields of one record type: `field` for a field in one column (its canonical
 /// value is its column's), `field(_:columns:…)` for one stored in several (which says how its
-/// columns make its wire value). `read` reads the
-/// field from the wire into the record with its rule (a rule across fields is the record's).
+/// columns make its wire value). `read` reads the field from the wire into the record with its
+/// rule (a rule across fields is the record's).
 struct RecordFieldDeclarer<Record: Sendable>: Sendable {
     let record: @Sendable (ValidatedRecord) -> Record?
     let merge: FieldMergeRule
