@@ -15,7 +15,7 @@ public final class DeviceClient: Sendable {
 
     /// - Parameter connections: parallel requests this device may have open (1, as a phone).
     public init(baseURL: String, token: String, device: String, timeout: TimeInterval = 120, connections: Int = 1) {
-        let configuration = URLSessionConfiguration.ephemeral
+        let configuration = UncachedURLSession.configuration()
         configuration.httpMaximumConnectionsPerHost = connections
         configuration.timeoutIntervalForRequest = timeout
         session = URLSession(configuration: configuration)

@@ -12,7 +12,7 @@ extension URLSessionTransport {
     /// and every SDK test of the run failed with -1001 at the same moment. What the tests
     /// assert never depends on how long an answer takes.
     public static func patient() -> URLSessionTransport {
-        let configuration = URLSessionConfiguration.ephemeral
+        let configuration = URLSessionTransport.uncachedConfiguration()
         configuration.timeoutIntervalForRequest = 900
         configuration.timeoutIntervalForResource = 1800
         return URLSessionTransport(session: URLSession(configuration: configuration))

@@ -17,7 +17,7 @@ public enum TestHTTP {
         // busy minute must not fail a request that would have been answered.
         request.timeoutInterval = 300
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        return try await HTTPReply.fetch(request, on: .shared)
+        return try await HTTPReply.fetch(request, on: UncachedURLSession.shared)
     }
 
     /// Probes `baseURL/readyz` until it answers 200, at most `probes` times 0.1 s apart (a

@@ -34,7 +34,7 @@ final class ServerSentEventReader: NSObject, URLSessionDataDelegate, Sendable {
     static func messages(_ request: URLRequest) -> AsyncThrowingStream<ServerSentEvent, any Error> {
         let (messages, output) = AsyncThrowingStream.makeStream(of: ServerSentEvent.self)
         let reader = ServerSentEventReader(output)
-        let configuration = URLSessionConfiguration.ephemeral
+        let configuration = URLSessionTransport.uncachedConfiguration()
         configuration.timeoutIntervalForRequest = 24 * 3600
         let session = URLSession(configuration: configuration, delegate: reader, delegateQueue: nil)
         let task = session.dataTask(with: request)

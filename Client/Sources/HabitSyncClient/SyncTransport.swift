@@ -13,7 +13,23 @@ public protocol SyncTransport: Sendable {
 public struct URLSessionTransport: SyncTransport {
     public let session: URLSession
 
-    public init(session: URLSession = .shared) { self.session = session }
+    /// - Parameter session: by default one without a response cache (`uncachedConfiguration`).
+    public init(session: URLSession = URLSessionTransport.uncachedSession) { self.session = session }
+
+    /// An ephemeral configuration without a response cache. A sync answer is never one to
+    /// serve from a cache; and on Linux a session with a cache looks each data task up on
+    /// another queue before the task has its protocol, so a task cancelled in that window
+    /// traps in FoundationNetworking ("a task that in not in the registry",
+    /// swift-corelibs-foundation issue 3296). Without a cache the protocol exists at `resume()`.
+    public static func uncachedConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return configuration
+    }
+
+    /// The default transport's session: `uncachedConfiguration`, shared.
+    public static let uncachedSession = URLSession(configuration: uncachedConfiguration())
 
     /// A data task, cancelled with the calling task. Not `session.data(for:)`: on Linux its
     /// cancellation can deadlock with the response arriving (`URLSessionTask.cancelLater`).

@@ -95,7 +95,7 @@ func run() async throws {
         let timeout = options["timeout"] ?? environment["HABITSYNC_TIMEOUT"] ?? "60"
         guard let seconds = TimeInterval(timeout), seconds.isFinite, seconds >= 1, seconds <= 86_400
         else { throw Usage(description: "--timeout (or HABITSYNC_TIMEOUT) is seconds to wait for each answer, 1 to 86400; got \(timeout)") }
-        let configuration = URLSessionConfiguration.ephemeral
+        let configuration = URLSessionTransport.uncachedConfiguration()
         configuration.timeoutIntervalForRequest = seconds
         let transport = URLSessionTransport(session: URLSession(configuration: configuration))
         var engine = SyncEngine(store: store, baseURL: server, transport: transport) { token }

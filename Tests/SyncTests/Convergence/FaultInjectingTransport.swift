@@ -35,7 +35,7 @@ final class FaultInjectingTransport: SyncTransport {
     }
 
     private let state = Mutex(State())
-    private let inner = URLSessionTransport(session: URLSession(configuration: .ephemeral))
+    private let inner = URLSessionTransport(session: URLSession(configuration: URLSessionTransport.uncachedConfiguration()))
     /// Each fault's probability per request.
     let dropRequest = 0.05, dropResponse = 0.05, duplicate = 0.05, delay = 0.10
 
