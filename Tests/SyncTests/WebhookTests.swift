@@ -451,7 +451,9 @@ import Testing
                         SELECT \(world.tenant), \(prefix)::text || (v % 50), \(endpoint), v, '{}'::jsonb, 0, now() - interval '1 hour', now() - interval '1 hour'
                         FROM generate_series(\(versions.lowerBound), \(versions.upperBound)) AS v
                         """)
-                    try await connection.simpleQuery(unsafeSQL: "ANALYZE webhook_deliveries")
+                    // VACUUM too: the visibility map then says the same whatever autovacuum did,
+                    // so an index-only probe reads the same heap pages on a busy machine.
+                    try await connection.simpleQuery(unsafeSQL: "VACUUM (ANALYZE) webhook_deliveries")
                 }
             }
         }
@@ -469,8 +471,9 @@ import Testing
         }
         let backlogged = try await claimBuffers()
         // Each of the three claims probes and writes entries in the outbox's indexes, now a level
-        // deeper (about 20 buffers more); reading the backlog is hundreds (451 with 0046's claim).
-        #expect(backlogged <= quiet + 40, "buffers: \(quiet) without a backlog, \(backlogged) with 20,000 waiting for a resting endpoint")
+        // deeper (about 20 buffers more; 42 once beside a CPU-heavy job); reading the backlog is
+        // hundreds (451 with 0046's claim), which this bound still tells apart.
+        #expect(backlogged <= quiet + 100, "buffers: \(quiet) without a backlog, \(backlogged) with 20,000 waiting for a resting endpoint")
         let claimed = try await world.database.withPool(size: 1, role: "habitsync_app") { try await WebhookQueue(pool: $0).claim(limit: 16, lease: .seconds(60)) }
         #expect(claimed.count == 3 && claimed.allSatisfy { $0.endpointID == healthy }, "\(claimed.map(\.userID))")
         #expect(Set(claimed.map(\.userID)) == ["up-1", "up-2", "up-3"])
