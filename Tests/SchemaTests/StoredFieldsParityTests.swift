@@ -16,16 +16,7 @@ import Testing
         let database = try await TestPostgres.shared.migratedDatabase()
         let pool = database.pool(size: 2)
         defer { pool.close() }
-        let seeded = try await SchemaFixture.seedTenant(pool, name: "stored-fields", users: ["u1"])
-        let (tenant, habit) = (seeded.tenant, seeded.habits["u1"]!)
-        try await pool.withTransaction { connection in
-            try await SchemaFixture.setContext(connection, tenant: tenant, user: "u1")
-            for (table, rows) in WireRecordParityTests.variants {
-                for overrides in rows {
-                    try await connection.query(SchemaFixture.insert(table, tenant: tenant, user: "u1", habit: habit, overrides: overrides))
-                }
-            }
-        }
+        try await WireRecordParityTests.seedVariants(pool, tenantName: "stored-fields")
         let collections = SyncCollection.allCases.filter { RecordFields.of($0) != nil }
         #expect(collections.count == 9)
         for collection in collections {

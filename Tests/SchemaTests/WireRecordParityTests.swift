@@ -64,20 +64,25 @@ import Testing
         ("usage_streaks", "habitsync_usage_streak_record", "habitsync_usage_streak_record_json"),
     ]
 
-    @Test func textRecordsEqualTheJSONBRecordsForEveryCollection() async throws {
-        let database = try await TestPostgres.shared.migratedDatabase()
-        let pool = database.pool(size: 2)
-        defer { pool.close() }
-        let seeded = try await SchemaFixture.seedTenant(pool, name: "parity", users: ["u1"])
+    /// One user of a new tenant with every row of `variants`.
+    static func seedVariants(_ pool: PGPool, tenantName: String) async throws {
+        let seeded = try await SchemaFixture.seedTenant(pool, name: tenantName, users: ["u1"])
         let (tenant, habit) = (seeded.tenant, seeded.habits["u1"]!)
         try await pool.withTransaction { connection in
             try await SchemaFixture.setContext(connection, tenant: tenant, user: "u1")
-            for (table, rows) in Self.variants {
+            for (table, rows) in variants {
                 for overrides in rows {
                     try await connection.query(SchemaFixture.insert(table, tenant: tenant, user: "u1", habit: habit, overrides: overrides))
                 }
             }
         }
+    }
+
+    @Test func textRecordsEqualTheJSONBRecordsForEveryCollection() async throws {
+        let database = try await TestPostgres.shared.migratedDatabase()
+        let pool = database.pool(size: 2)
+        defer { pool.close() }
+        try await Self.seedVariants(pool, tenantName: "parity")
         #expect(Set(Self.functions.map(\.table)) == Set(Self.variants.keys), "every collection is covered")
         for function in Self.functions {
             let call = function.table == "daily_progress" ? "\(function.text)(t, \(Self.renderedTimestamps))" : "\(function.text)(t)"
